@@ -1,0 +1,109 @@
+"""Every error type the connector raises, in one importable place.
+
+The hierarchy has one root, :class:`AsyncApiKafkaError`; subclasses are split by
+cause so callers can catch exactly what they can handle.
+"""
+from __future__ import annotations
+
+from registry import (
+    RegistryAuthError,
+    RegistryConfigError,
+    RegistryError,
+    RegistryUnavailable,
+    SchemaNotFound,
+    SchemaParseError,
+)
+from wireformat import AsyncApiKafkaError, LimitExceededError, WireFormatError
+
+__all__ = [
+    "AsyncApiKafkaError",
+    "WireFormatError",
+    "LimitExceededError",
+    "RegistryError",
+    "SchemaNotFound",
+    "RegistryAuthError",
+    "RegistryUnavailable",
+    "SchemaParseError",
+    "RegistryConfigError",
+    "ConfigError",
+    "AsyncApiDocumentError",
+    "DecodeError",
+    "SchemaMappingError",
+    "KafkaReadError",
+    "DataLossError",
+]
+
+
+class ConfigError(AsyncApiKafkaError, ValueError):
+    """An option or setting is invalid. Raised on the driver, before any task starts."""
+
+
+class AsyncApiDocumentError(AsyncApiKafkaError, ValueError):
+    """An AsyncAPI document is malformed or unsupported.
+
+    Attributes
+    ----------
+    path : str or None
+        Dotted document path of the offending node, e.g.
+        ``channels.userSignedUp.bindings.kafka.partitions``.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None):
+        full = f"{message} (at {path})" if path else message
+        super().__init__(full)
+        self.path = path
+
+
+class SchemaMappingError(AsyncApiKafkaError, ValueError):
+    """A schema cannot be mapped to Spark/Arrow types (e.g. unbounded recursion)."""
+
+
+class DecodeError(AsyncApiKafkaError):
+    """A record's payload could not be decoded (FAILFAST mode).
+
+    Attributes
+    ----------
+    topic, partition, offset : optional
+        Coordinates of the record, when known.
+    schema_id : optional
+        The writer schema id the record carried.
+    """
+
+    def __init__(self, message: str, *, topic: str | None = None, partition: int | None = None,
+                 offset: int | None = None, schema_id: object = None):
+        where = []
+        if topic is not None:
+            where.append(f"topic={topic}")
+        if partition is not None:
+            where.append(f"partition={partition}")
+        if offset is not None:
+            where.append(f"offset={offset}")
+        if schema_id is not None:
+            where.append(f"schemaId={schema_id}")
+        super().__init__(f"{message} [{', '.join(where)}]" if where else message)
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.schema_id = schema_id
+
+
+class KafkaReadError(AsyncApiKafkaError):
+    """Kafka could not be read: broker unreachable, topic missing, fatal client error."""
+
+
+class DataLossError(AsyncApiKafkaError):
+    """Records that should have been read are gone, and ``failOnDataLoss`` is true.
+
+    Attributes
+    ----------
+    condition : str
+        Spark-style error condition, e.g. ``KAFKA_DATA_LOSS.START_OFFSET_RESET``.
+    """
+
+    def __init__(self, condition: str, message: str):
+        super().__init__(f"[{condition}] {message} Some data may have been lost because they are "
+                         "not available in Kafka any more; either the data was aged out by Kafka "
+                         "or the topic may have been deleted before all the data in the topic was "
+                         "processed. If you want your query to continue in such cases, set the "
+                         "source option 'failOnDataLoss' to 'false'.")
+        self.condition = condition
