@@ -10,6 +10,7 @@ __all__ = [
     "RegistryUnavailable",
     "SchemaParseError",
     "RegistryConfigError",
+    "RegistryTLSError",
 ]
 
 
@@ -52,3 +53,7 @@ class SchemaParseError(RegistryError):
 
 class RegistryConfigError(RegistryError, ValueError):
     """The registry configuration is invalid (bad URL, unknown vendor, refused address)."""
+
+
+class RegistryTLSError(RegistryError):
+    """TLS handshake or certificate verification failed. Never retried (it is not transient)."""

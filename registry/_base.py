@@ -1,0 +1,181 @@
+"""The one registry interface, its reference resolution and the SchemaKey dispatch."""
+from __future__ import annotations
+
+import abc
+import enum
+import uuid
+from collections.abc import Callable
+
+from registry._errors import RegistryConfigError, SchemaParseError
+from registry._types import CacheStats, Schema
+
+__all__ = ["SchemaRegistry", "guid_text", "framing_name", "MAX_REFERENCES"]
+
+MAX_REFERENCES = 1000  # transitive references per schema; more is a registry bug or an attack
+
+
+def guid_text(guid) -> str:
+    """Normalise a GUID given as 16 raw bytes, a UUID or text to lower-case hyphenated text."""
+    try:
+        if isinstance(guid, (bytes, bytearray, memoryview)):
+            return str(uuid.UUID(bytes=bytes(guid)))
+        if isinstance(guid, uuid.UUID):
+            return str(guid)
+        return str(uuid.UUID(str(guid)))
+    except ValueError as e:
+        raise RegistryConfigError("a schema GUID must be 16 bytes or UUID text") from e
+
+
+def framing_name(framing) -> str:
+    """The option spelling of a framing, whether given as ``wireformat.Framing`` or str."""
+    if isinstance(framing, enum.Enum):
+        return str(framing.value)
+    return str(framing)
+
+
+_BY_ID = frozenset({"confluent"})
+_BY_GUID = frozenset({"confluent-guid", "header-confluent", "glue"})
+_BY_GLOBAL = frozenset({"apicurio-legacy", "header-apicurio-global"})
+_BY_CONTENT = frozenset({"apicurio-new", "header-apicurio-content"})
+
+
+class SchemaRegistry(abc.ABC):
+    """Schema lookups against one registry.
+
+    Backends implement the ``_fetch_*`` methods, which return schemas with ``references`` but
+    without ``resolved_references``; the public methods resolve references through
+    :meth:`_fetch_version` (which a caching client overrides, so references are cached too).
+    """
+
+    # -- backend hooks -------------------------------------------------------------------
+    @abc.abstractmethod
+    def _fetch_by_id(self, schema_id: int) -> Schema: ...
+
+    def _fetch_by_guid(self, guid: str) -> Schema:
+        raise RegistryConfigError(f"{type(self).__name__} cannot look schemas up by GUID")
+
+    def _fetch_by_global_id(self, global_id: int) -> Schema:
+        raise RegistryConfigError(f"{type(self).__name__} cannot look up Apicurio global ids; "
+                                  "set schema.registry.vendor=apicurio")
+
+    def _fetch_by_content_id(self, content_id: int) -> Schema:
+        # Apicurio's Confluent-compatible API uses content ids as its schema ids.
+        return self._fetch_by_id(content_id)
+
+    @abc.abstractmethod
+    def _fetch_version(self, subject: str, version: int | str) -> Schema: ...
+
+    @abc.abstractmethod
+    def list_subjects(self) -> list[str]:
+        """All subjects of the registry."""
+
+    @abc.abstractmethod
+    def list_versions(self, subject: str) -> list[int]:
+        """Versions registered under ``subject``, ascending."""
+
+    def close(self) -> None:
+        """Release connections (idempotent)."""
+
+    def stats(self) -> CacheStats:
+        """Cache counters; all zero for a non-caching client."""
+        return CacheStats()
+
+    # -- public lookups ------------------------------------------------------------------
+    def get_schema_by_id(self, schema_id: int) -> Schema:
+        """The schema with this (Confluent) id, references resolved."""
+        return self.resolve_references(self._fetch_by_id(int(schema_id)))
+
+    def get_schema_by_guid(self, guid) -> Schema:
+        """The schema with this GUID (Confluent GUID, Glue schema version id)."""
+        return self.resolve_references(self._fetch_by_guid(guid_text(guid)))
+
+    def get_schema_by_global_id(self, global_id: int) -> Schema:
+        """Apicurio: the artifact version with this global id."""
+        return self.resolve_references(self._fetch_by_global_id(int(global_id)))
+
+    def get_schema_by_content_id(self, content_id: int) -> Schema:
+        """Apicurio: the content with this content id."""
+        return self.resolve_references(self._fetch_by_content_id(int(content_id)))
+
+    def get_latest(self, subject: str) -> Schema:
+        """The latest version registered under ``subject``."""
+        return self.resolve_references(self._fetch_version(subject, "latest"))
+
+    def get_version(self, subject: str, version: int | str) -> Schema:
+        """Version ``version`` (an int, or ``"latest"``) of ``subject``."""
+        v = version if version == "latest" else int(version)
+        return self.resolve_references(self._fetch_version(subject, v))
+
+    def lookup(self, key) -> Schema:
+        """Resolve a ``wireformat.SchemaKey`` ``(framing, id)``.
+
+        Confluent ids go by id, GUID framings and Glue by GUID, Apicurio legacy / global-id
+        headers by global id, Apicurio new / content-id headers by content id.
+
+        Raises
+        ------
+        RegistryConfigError
+            For framings that carry no schema id (``none``, ``auto``).
+        """
+        framing, ident = key
+        name = framing_name(framing)
+        if name in _BY_ID:
+            return self.get_schema_by_id(ident)
+        if name in _BY_GUID:
+            return self.get_schema_by_guid(ident)
+        if name in _BY_GLOBAL:
+            return self.get_schema_by_global_id(ident)
+        if name in _BY_CONTENT:
+            return self.get_schema_by_content_id(ident)
+        raise RegistryConfigError(f"framing {name!r} carries no schema id to look up")
+
+    # -- references ----------------------------------------------------------------------
+    def resolve_references(self, schema: Schema) -> Schema:
+        """Return ``schema`` with ``resolved_references`` filled (transitive, deduplicated)."""
+        if not schema.references or schema.resolved_references:
+            return schema
+        ordered = _resolve(schema, self._fetch_version)
+        return _replace(schema, resolved_references=tuple(ordered))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _replace(schema: Schema, **changes) -> Schema:
+    import dataclasses
+    return dataclasses.replace(schema, **changes)
+
+
+def _resolve(root: Schema, fetch: Callable[[str, int], Schema]) -> list[tuple[str, Schema]]:
+    # Depth-first post-order gives dependency order; `active` catches cycles, `done` dedupes.
+    done: dict[str, Schema] = {}
+    seen_versions: dict[tuple[str, int], Schema] = {}
+    active: set[tuple[str, int]] = set()
+
+    def visit(schema: Schema, depth: int) -> None:
+        if depth > 64:
+            raise SchemaParseError("schema references nest deeper than 64 levels")
+        for ref in schema.references:
+            key = (ref.subject, ref.version)
+            if key in active:
+                raise SchemaParseError(f"schema reference cycle through {ref.subject!r} version {ref.version}")
+            if ref.name in done:
+                continue
+            if key in seen_versions:
+                done[ref.name] = seen_versions[key]
+                continue
+            if len(done) >= MAX_REFERENCES:
+                raise SchemaParseError(f"more than {MAX_REFERENCES} schema references")
+            active.add(key)
+            target = fetch(ref.subject, ref.version)
+            visit(target, depth + 1)
+            active.discard(key)
+            flat = _replace(target, resolved_references=())
+            seen_versions[key] = flat
+            done[ref.name] = flat
+
+    visit(root, 0)
+    return list(done.items())

@@ -1,0 +1,321 @@
+"""Process-wide caching clients.
+
+Schemas by id / GUID / subject version never change, so they are cached forever (optionally
+bounded, LRU). Concurrent misses for one key are coalesced into one backend call. "Not found"
+answers are cached briefly (a producer may register the schema a moment later); 5xx and other
+errors are never cached. ``latest`` lookups and subject listings expire after a TTL.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from registry._base import SchemaRegistry, guid_text
+from registry._config import RegistryConfig
+from registry._errors import RegistryConfigError, SchemaNotFound
+from registry._types import CacheStats, Schema
+
+__all__ = ["CachingRegistry", "client_for", "make_backend", "clear_clients"]
+
+
+class _Flight:
+    __slots__ = ("event", "value", "error")
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.value = None
+        self.error: BaseException | None = None
+
+
+class _NotFound:
+    __slots__ = ("expires", "status", "error_code", "url", "message")
+
+    def __init__(self, exc: SchemaNotFound, expires: float):
+        self.expires, self.status, self.error_code = expires, exc.status, exc.error_code
+        self.url, self.message = exc.url, str(exc)
+
+    def raise_(self):
+        raise SchemaNotFound(self.message + " (cached)", status=self.status,
+                             error_code=self.error_code, url=self.url)
+
+
+class CachingRegistry(SchemaRegistry):
+    """Wrap a backend :class:`SchemaRegistry` with caching, coalescing and negative caching.
+
+    Parameters
+    ----------
+    backend : SchemaRegistry
+        The uncached client.
+    config : RegistryConfig
+        Cache bounds and TTLs.
+    clock : callable, optional
+        Monotonic clock in seconds (tests inject a fake one to move time deterministically).
+
+    Examples
+    --------
+    >>> from registry import RegistryServer, RegistryConfig, ConfluentRegistry
+    >>> with RegistryServer() as srv:
+    ...     sid = srv.register("t-value", '"int"')
+    ...     c = CachingRegistry(ConfluentRegistry(RegistryConfig(urls=(srv.url,))), RegistryConfig(urls=(srv.url,)))
+    ...     _ = c.get_schema_by_id(sid); _ = c.get_schema_by_id(sid)
+    ...     c.stats().hits, srv.request_count("/schemas/ids")
+    (1, 1)
+    """
+
+    def __init__(self, backend: SchemaRegistry, config: RegistryConfig, *,
+                 clock: Callable[[], float] = time.monotonic):
+        self.backend = backend
+        self.config = config
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._bound = config.cache_max_entries
+        # key -> Schema (forever) ; key -> (expires, value) for TTL entries ; key -> _NotFound
+        self._forever: dict = collections.OrderedDict() if self._bound else {}
+        self._ttl: dict = {}
+        self._missing: dict = {}
+        self._flights: dict[Any, _Flight] = {}
+        self._by_key: dict = {}  # SchemaKey -> Schema, the hot path of lookup()
+        self._hits = self._misses = self._requests = self._errors = self._coalesced = 0
+
+    # -- the cache core ------------------------------------------------------------------
+    def _get(self, key, fetch: Callable[[], Any], ttl: float | None = None, backend: bool = False,
+             store: bool = True):
+        # Two layers use this: public lookups (backend=False) count hits/misses/coalesced;
+        # backend hooks (backend=True) count the calls that reach the registry and their errors.
+        now = None
+        with self._lock:
+            if ttl is None:
+                value = self._forever.get(key)
+                if value is not None:
+                    if self._bound:
+                        self._forever.move_to_end(key)
+                    if not backend:
+                        self._hits += 1
+                    return value
+            else:
+                entry = self._ttl.get(key)
+                now = self._clock()
+                if entry is not None and entry[0] > now:
+                    if not backend:
+                        self._hits += 1
+                    return entry[1]
+            miss = self._missing.get(key)
+            if miss is not None:
+                if miss.expires > (now if now is not None else self._clock()):
+                    if not backend:
+                        self._hits += 1
+                    miss.raise_()
+                del self._missing[key]
+            flight = self._flights.get(key)
+            leader = flight is None
+            if not backend:
+                self._misses += 1
+            if leader:
+                flight = self._flights[key] = _Flight()
+                if backend:
+                    self._requests += 1
+            else:
+                self._coalesced += 1
+        if not leader:
+            flight.event.wait()
+            if flight.error is not None:
+                raise flight.error
+            return flight.value
+        try:
+            value = fetch()
+        except BaseException as e:
+            with self._lock:
+                if backend:
+                    self._errors += 1
+                if isinstance(e, SchemaNotFound) and self.config.cache_notfound_ttl_s > 0:
+                    self._missing[key] = _NotFound(e, self._clock() + self.config.cache_notfound_ttl_s)
+                del self._flights[key]
+            flight.error = e
+            flight.event.set()
+            raise
+        with self._lock:
+            if not store:
+                pass
+            elif ttl is None:
+                self._forever[key] = value
+                if self._bound and len(self._forever) > self._bound:
+                    self._forever.popitem(last=False)
+            elif ttl > 0:
+                self._ttl[key] = (self._clock() + ttl, value)
+            del self._flights[key]
+        flight.value = value
+        flight.event.set()
+        return value
+
+    # -- backend hooks: coalesced and negatively cached; only subject versions are stored
+    # here (reference resolution reads them), id lookups are stored resolved, below.
+    def _fetch_by_id(self, schema_id: int) -> Schema:
+        return self._get(("id", schema_id), lambda: self.backend._fetch_by_id(schema_id), backend=True, store=False)
+
+    def _fetch_by_guid(self, guid: str) -> Schema:
+        return self._get(("guid", guid), lambda: self.backend._fetch_by_guid(guid), backend=True, store=False)
+
+    def _fetch_by_global_id(self, global_id: int) -> Schema:
+        return self._get(("global", global_id), lambda: self.backend._fetch_by_global_id(global_id),
+                         backend=True, store=False)
+
+    def _fetch_by_content_id(self, content_id: int) -> Schema:
+        return self._get(("content", content_id), lambda: self.backend._fetch_by_content_id(content_id),
+                         backend=True, store=False)
+
+    def _fetch_version(self, subject: str, version) -> Schema:
+        if version == "latest":
+            return self._get(("latest", subject), lambda: self.backend._fetch_version(subject, "latest"),
+                             ttl=self.config.cache_latest_ttl_s, backend=True)
+        return self._get(("version", subject, version), lambda: self.backend._fetch_version(subject, version),
+                         backend=True)
+
+    # -- public lookups: cache the resolved schema so hits skip reference walking ----------
+    def get_schema_by_id(self, schema_id: int) -> Schema:
+        sid = int(schema_id)
+        return self._get(("rid", sid), lambda: self.resolve_references(self._fetch_by_id(sid)))
+
+    def get_schema_by_guid(self, guid) -> Schema:
+        g = guid_text(guid)
+        return self._get(("rguid", g), lambda: self.resolve_references(self._fetch_by_guid(g)))
+
+    def get_schema_by_global_id(self, global_id: int) -> Schema:
+        gid = int(global_id)
+        return self._get(("rglobal", gid), lambda: self.resolve_references(self._fetch_by_global_id(gid)))
+
+    def get_schema_by_content_id(self, content_id: int) -> Schema:
+        cid = int(content_id)
+        return self._get(("rcontent", cid), lambda: self.resolve_references(self._fetch_by_content_id(cid)))
+
+    def get_latest(self, subject: str) -> Schema:
+        return self._get(("rlatest", subject), lambda: self.resolve_references(self._fetch_version(subject, "latest")),
+                         ttl=self.config.cache_latest_ttl_s)
+
+    def get_version(self, subject: str, version) -> Schema:
+        if version == "latest":
+            return self.get_latest(subject)
+        v = int(version)
+        return self._get(("rversion", subject, v), lambda: self.resolve_references(self._fetch_version(subject, v)))
+
+    def lookup(self, key) -> Schema:
+        schema = self._by_key.get(key)
+        if schema is not None:
+            # Counted without the lock: a lost increment under contention only skews stats.
+            self._hits += 1
+            return schema
+        try:
+            hash(key)
+        except TypeError:
+            key = (key[0], bytes(key[1]))
+        schema = super().lookup(key)
+        # The fast map is only used unbounded: a bounded cache must be able to forget.
+        if not self._bound and len(self._by_key) < 1 << 20:
+            self._by_key[key] = schema
+        return schema
+
+    def list_subjects(self) -> list[str]:
+        return list(self._get(("subjects",), lambda: tuple(self.backend.list_subjects()),
+                              ttl=self.config.cache_latest_ttl_s, backend=True))
+
+    def list_versions(self, subject: str) -> list[int]:
+        return list(self._get(("versions", subject), lambda: tuple(self.backend.list_versions(subject)),
+                              ttl=self.config.cache_latest_ttl_s, backend=True))
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(self._hits, self._misses, self._requests, self._errors, self._coalesced)
+
+    def clear(self) -> None:
+        """Forget every cached answer (counters are kept)."""
+        with self._lock:
+            self._forever.clear()
+            self._ttl.clear()
+            self._missing.clear()
+            self._by_key.clear()
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __getattr__(self, name):
+        # Backend-specific extras (e.g. ConfluentRegistry.register) stay reachable.
+        if name == "backend":
+            raise AttributeError(name)
+        return getattr(self.backend, name)
+
+
+def make_backend(config: RegistryConfig) -> SchemaRegistry:
+    """Build the uncached client for ``config.vendor``."""
+    if config.vendor == "confluent":
+        from registry._confluent import ConfluentRegistry
+        return ConfluentRegistry(config)
+    if config.vendor == "apicurio":
+        from registry._apicurio import ApicurioRegistry
+        return ApicurioRegistry(config)
+    if config.vendor == "aws-glue":
+        from registry._glue import GlueRegistry
+        return GlueRegistry(config)
+    if config.vendor == "file":
+        from registry._file import FileRegistry
+        return FileRegistry(config.file_path)
+    raise RegistryConfigError(f"unknown vendor {config.vendor!r}")
+
+
+_clients: dict[RegistryConfig, CachingRegistry] = {}
+_clients_lock = threading.Lock()
+_clients_pid = os.getpid()
+
+
+def clear_clients() -> None:
+    """Drop every process-wide client (closing them)."""
+    global _clients_pid
+    with _clients_lock:
+        for c in _clients.values():
+            try:
+                c.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+        _clients.clear()
+        _clients_pid = os.getpid()
+
+
+def _after_fork() -> None:
+    global _clients_lock, _clients_pid
+    # The parent's sessions and locks must not be shared with the child: start afresh
+    # without closing (closing would shut sockets the parent still uses).
+    _clients.clear()
+    _clients_lock = threading.Lock()
+    _clients_pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def client_for(config: RegistryConfig) -> SchemaRegistry:
+    """The process-wide caching client for ``config`` (created on first use, re-created after fork).
+
+    Examples
+    --------
+    >>> from registry import RegistryServer, RegistryConfig
+    >>> with RegistryServer() as srv:
+    ...     sid = srv.register("t-value", '"string"')
+    ...     cfg = RegistryConfig(urls=(srv.url,))
+    ...     client_for(cfg) is client_for(cfg), client_for(cfg).lookup(("confluent", sid)).text
+    (True, '"string"')
+    """
+    global _clients_pid
+    client = _clients.get(config)
+    if client is not None and _clients_pid == os.getpid():
+        return client
+    with _clients_lock:
+        if _clients_pid != os.getpid():
+            _clients.clear()
+            _clients_pid = os.getpid()
+        client = _clients.get(config)
+        if client is None:
+            client = _clients[config] = CachingRegistry(make_backend(config), config)
+        return client

@@ -1,0 +1,117 @@
+"""Confluent-compatible REST client (Confluent SR, Karapace, Redpanda, Apicurio ccompat)."""
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from registry._base import SchemaRegistry
+from registry._config import RegistryConfig
+from registry._errors import SchemaParseError
+from registry._http import HttpTransport
+from registry._types import Schema, SchemaReference, schema_type_of
+
+__all__ = ["ConfluentRegistry", "schema_from_document"]
+
+
+def _q(segment: str) -> str:
+    return urllib.parse.quote(str(segment), safe="")
+
+
+def schema_from_document(doc: Any, *, schema_id: int | None = None, guid: str | None = None,
+                         where: str = "registry") -> Schema:
+    """Build a :class:`Schema` from a Confluent REST schema document.
+
+    Raises
+    ------
+    SchemaParseError
+        When required fields are missing or of the wrong type.
+    """
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
+        raise SchemaParseError(f"{where} answer has no schema text")
+    try:
+        stype = schema_type_of(doc.get("schemaType"))
+        refs = tuple(SchemaReference(str(r["name"]), str(r["subject"]), int(r["version"]))
+                     for r in (doc.get("references") or ()))
+        sid = doc.get("id", schema_id)
+        version = doc.get("version")
+        g = doc.get("guid", guid)
+        return Schema(schema_type=stype, text=doc["schema"],
+                      id=int(sid) if sid is not None else None,
+                      guid=str(g).lower() if g else None,
+                      subject=str(doc["subject"]) if doc.get("subject") is not None else None,
+                      version=int(version) if version is not None else None,
+                      references=refs)
+    except (KeyError, TypeError, ValueError) as e:
+        raise SchemaParseError(f"{where} answer is malformed ({type(e).__name__}: {e})") from e
+
+
+class ConfluentRegistry(SchemaRegistry):
+    """Uncached client for the Confluent Schema Registry REST API.
+
+    Parameters
+    ----------
+    config : RegistryConfig
+        URLs (failover in order), auth, TLS, timeouts and retries.
+    base_urls : tuple of str, optional
+        Override the base URLs.
+
+    Examples
+    --------
+    >>> from registry import RegistryServer, RegistryConfig
+    >>> with RegistryServer() as srv:
+    ...     sid = srv.register("t-value", '"string"')
+    ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).get_schema_by_id(sid).text
+    '"string"'
+    """
+
+    _prefix = ""  # path prefix of the Confluent API under the base URL
+
+    def __init__(self, config: RegistryConfig, *, base_urls: tuple[str, ...] | None = None):
+        self.config = config
+        self._http = HttpTransport(config, base_urls=base_urls)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _fetch_by_id(self, schema_id: int) -> Schema:
+        doc = self._http.get_json(f"{self._prefix}/schemas/ids/{int(schema_id)}")
+        return schema_from_document(doc, schema_id=schema_id, where=f"schema id {schema_id}")
+
+    def _fetch_by_guid(self, guid: str) -> Schema:
+        doc = self._http.get_json(f"{self._prefix}/schemas/guids/{_q(guid)}")
+        return schema_from_document(doc, guid=guid, where=f"schema guid {guid}")
+
+    def _fetch_version(self, subject: str, version: int | str) -> Schema:
+        v = "latest" if version == "latest" else str(int(version))
+        doc = self._http.get_json(f"{self._prefix}/subjects/{_q(subject)}/versions/{v}")
+        if isinstance(doc, dict):
+            doc.setdefault("subject", subject)
+        return schema_from_document(doc, where=f"subject {subject!r} version {v}")
+
+    def list_subjects(self) -> list[str]:
+        doc = self._http.get_json(f"{self._prefix}/subjects")
+        if not isinstance(doc, list):
+            raise SchemaParseError("GET /subjects did not answer a list")
+        return [str(s) for s in doc]
+
+    def list_versions(self, subject: str) -> list[int]:
+        doc = self._http.get_json(f"{self._prefix}/subjects/{_q(subject)}/versions")
+        try:
+            return sorted(int(v) for v in doc)
+        except (TypeError, ValueError) as e:
+            raise SchemaParseError("GET /subjects/{s}/versions did not answer a list of ints") from e
+
+    def register(self, subject: str, text: str, schema_type: str = "AVRO",
+                 references: tuple[SchemaReference, ...] = ()) -> int:
+        """Register ``text`` under ``subject`` and return its id (used by tests and tools)."""
+        body: dict[str, Any] = {"schema": text}
+        if str(schema_type).upper() != "AVRO":
+            body["schemaType"] = str(schema_type).upper()
+        if references:
+            body["references"] = [{"name": r.name, "subject": r.subject, "version": r.version}
+                                  for r in references]
+        doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}/versions", body=body).json()
+        try:
+            return int(doc["id"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise SchemaParseError("register answer has no id") from e

@@ -1,0 +1,407 @@
+"""An in-memory Confluent-compatible schema registry on 127.0.0.1, for tests and the demo.
+
+Speaks the Confluent REST subset that clients use (including confluent-kafka's own
+``SchemaRegistryClient`` with ``auto.register.schemas``), Apicurio's v2/v3 ``ids`` endpoints
+and its ``/apis/ccompat/v7`` prefix, with Confluent error bodies and status codes. Fault
+injection (failures, delays, a pause gate, redirects, auth) and request counters make
+client behaviour observable. Standard library only.
+"""
+from __future__ import annotations
+
+import base64
+import hmac
+import http.server
+import json
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+__all__ = ["RegistryServer"]
+
+_CCOMPAT = re.compile(r"^/apis/ccompat/v[67](?=/)")
+_APICURIO = re.compile(r"^/apis/registry/v([23])/ids/(globalIds|contentIds)/(\d+)(/references)?$")
+_MAX_BODY = 16 * 1024 * 1024
+
+
+class _Reply(Exception):
+    def __init__(self, status: int, body, headers=None):
+        super().__init__(status)
+        self.status, self.body, self.headers = status, body, headers or {}
+
+
+def _err(status: int, code: int, message: str) -> _Reply:
+    return _Reply(status, {"error_code": code, "message": message})
+
+
+class RegistryServer:
+    """Embedded schema registry (Confluent REST API + Apicurio ids endpoints).
+
+    Parameters
+    ----------
+    ssl_context : ssl.SSLContext, optional
+        Serve HTTPS with this server-side context.
+    apicurio_api_versions : tuple of str
+        Which Apicurio native API versions to answer (``("2",)`` mimics an Apicurio 2 server).
+
+    Examples
+    --------
+    >>> import requests
+    >>> with RegistryServer() as srv:
+    ...     sid = srv.register("orders-value", '{"type": "record", "name": "O", "fields": []}')
+    ...     requests.get(f"{srv.url}/schemas/ids/{sid}").json()["schema"][:15], srv.request_count()
+    ('{"type": "recor', 1)
+    """
+
+    def __init__(self, *, ssl_context: ssl.SSLContext | None = None,
+                 apicurio_api_versions: tuple[str, ...] = ("2", "3")):
+        self._ssl = ssl_context
+        self.apicurio_api_versions = tuple(apicurio_api_versions)
+        self._lock = threading.Condition()
+        self._schemas: dict[int, dict] = {}          # id -> {"schema","schemaType","references","guid"}
+        self._by_content: dict[str, int] = {}
+        self._subjects: dict[str, list[tuple[int, int, int]]] = {}  # subject -> [(version, id, globalId)]
+        self._globals: dict[int, tuple[str, int, int]] = {}        # globalId -> (subject, version, id)
+        self._next_id, self._next_global = 1, 1001
+        self._requests: list[tuple[str, str]] = []
+        self._faults: list[list] = []                # [remaining, status, path_prefix]
+        self._redirects: list[list] = []             # [remaining, location]
+        self._delay = 0.0
+        self._paused = False
+        self._auth: str | None = None
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def start(self) -> "RegistryServer":
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
+        if self._httpd is not None:
+            return self
+        handler = type("Handler", (_Handler,), {"registry": self})
+        httpd = _HTTPServer(("127.0.0.1", 0), handler)
+        if self._ssl is not None:
+            httpd.socket = self._ssl.wrap_socket(httpd.socket, server_side=True)
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="RegistryServer", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (idempotent)."""
+        self.resume()
+        httpd, self._httpd = self._httpd, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+            self._thread.join()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:41234``."""
+        return f"{'https' if self._ssl else 'http'}://127.0.0.1:{self.port}"
+
+    # -- data ---------------------------------------------------------------------------
+    def register(self, subject: str, text: str, schema_type: str = "AVRO", references=()) -> int:
+        """Register ``text`` under ``subject``; the same text (and type, references) gets the same id.
+
+        ``references`` items are ``SchemaReference``-like objects or dicts with
+        ``name``/``subject``/``version``.
+        """
+        refs = [r if isinstance(r, dict) else {"name": r.name, "subject": r.subject, "version": r.version}
+                for r in references]
+        with self._lock:
+            return self._register(subject, {"schema": text, "schemaType": str(schema_type).upper(),
+                                            "references": refs})[0]
+
+    def _register(self, subject: str, body: dict) -> tuple[int, int]:
+        stype = (body.get("schemaType") or "AVRO").upper()
+        refs = [{"name": str(r["name"]), "subject": str(r["subject"]), "version": int(r["version"])}
+                for r in body.get("references") or ()]
+        content = json.dumps([stype, body["schema"], refs])
+        sid = self._by_content.get(content)
+        if sid is None:
+            sid, self._next_id = self._next_id, self._next_id + 1
+            self._by_content[content] = sid
+            self._schemas[sid] = {"schema": body["schema"], "schemaType": stype, "references": refs,
+                                  "guid": str(uuid.uuid4())}
+        versions = self._subjects.setdefault(subject, [])
+        for version, vid, _ in versions:
+            if vid == sid:
+                return sid, version
+        version = versions[-1][0] + 1 if versions else 1
+        gid, self._next_global = self._next_global, self._next_global + 1
+        versions.append((version, sid, gid))
+        self._globals[gid] = (subject, version, sid)
+        return sid, version
+
+    def guid_of(self, schema_id: int) -> str:
+        """The GUID the server assigned to schema ``schema_id``."""
+        with self._lock:
+            return self._schemas[schema_id]["guid"]
+
+    def global_id_of(self, subject: str, version: int) -> int:
+        """The Apicurio-style global id of ``subject`` version ``version``."""
+        with self._lock:
+            return next(g for v, _, g in self._subjects[subject] if v == version)
+
+    # -- fault injection and observation -----------------------------------------------
+    def fail_next(self, n: int, status: int = 503, path_prefix: str | None = None) -> None:
+        """Answer the next ``n`` requests (matching ``path_prefix``) with ``status``."""
+        with self._lock:
+            self._faults.append([n, status, path_prefix])
+
+    def redirect_next(self, n: int, location: str) -> None:
+        """Answer the next ``n`` requests with ``307 Location: location`` (``{path}`` is substituted)."""
+        with self._lock:
+            self._redirects.append([n, location])
+
+    def set_delay(self, seconds: float) -> None:
+        """Sleep this long before answering each request (simulates a slow registry)."""
+        self._delay = float(seconds)
+
+    def pause(self) -> None:
+        """Hold every request (after counting it) until :meth:`resume`."""
+        with self._lock:
+            self._paused = True
+
+    def resume(self) -> None:
+        with self._lock:
+            self._paused = False
+            self._lock.notify_all()
+
+    def wait_for_requests(self, n: int, timeout: float = 10.0) -> bool:
+        """Block until at least ``n`` requests were received; False on timeout."""
+        with self._lock:
+            return self._lock.wait_for(lambda: len(self._requests) >= n, timeout)
+
+    def require_basic_auth(self, user: str, password: str) -> None:
+        """Answer 401 unless requests carry these basic-auth credentials."""
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        self._auth = "Basic " + token
+
+    def require_bearer(self, token: str) -> None:
+        """Answer 401 unless requests carry ``Authorization: Bearer <token>``."""
+        self._auth = "Bearer " + token
+
+    def request_count(self, path_prefix: str | None = None, method: str | None = None) -> int:
+        """Requests received so far (optionally only those whose path starts with ``path_prefix``)."""
+        with self._lock:
+            return sum(1 for m, p in self._requests
+                       if (path_prefix is None or p.startswith(path_prefix)) and (method is None or m == method))
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self._requests.clear()
+
+    # -- request handling (called from handler threads) ---------------------------------
+    def _pre(self, method: str, path: str, headers) -> None:
+        with self._lock:
+            self._requests.append((method, path))
+            self._lock.notify_all()
+            self._lock.wait_for(lambda: not self._paused)
+        if self._delay:
+            time.sleep(self._delay)
+        with self._lock:
+            for r in self._redirects:
+                if r[0] > 0:
+                    r[0] -= 1
+                    raise _Reply(307, {"message": "moved"}, {"Location": r[1].replace("{path}", path)})
+            for f in self._faults:
+                if f[0] > 0 and (f[2] is None or path.startswith(f[2])):
+                    f[0] -= 1
+                    raise _err(f[1], f[1] * 100 + 1 if f[1] >= 500 else f[1], f"injected failure {f[1]}")
+        if self._auth is not None:
+            given = headers.get("Authorization") or ""
+            if not hmac.compare_digest(given.encode(), self._auth.encode()):
+                raise _err(401, 40101, "Unauthorized")
+
+    def _route(self, method: str, path: str, body) -> tuple[int, object, dict]:
+        m = _APICURIO.match(path)
+        if m and method == "GET":
+            return self._apicurio(m.group(1), m.group(2), int(m.group(3)), bool(m.group(4)))
+        path = _CCOMPAT.sub("", path)
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")] if path.strip("/") else []
+        with self._lock:
+            return self._confluent(method, parts, body)
+
+    def _doc(self, sid: int, **extra) -> dict:
+        s = self._schemas[sid]
+        doc = {"schema": s["schema"], "guid": s["guid"], **extra}
+        if s["schemaType"] != "AVRO":
+            doc["schemaType"] = s["schemaType"]
+        if s["references"]:
+            doc["references"] = s["references"]
+        return doc
+
+    def _version(self, subject: str, v: str) -> tuple[int, int, int]:
+        versions = self._subjects.get(subject)
+        if not versions:
+            raise _err(404, 40401, f"Subject '{subject}' not found.")
+        if v in ("latest", "-1"):
+            return versions[-1]
+        try:
+            want = int(v)
+        except ValueError:
+            raise _err(422, 42202, "The specified version is not a valid version id.") from None
+        for entry in versions:
+            if entry[0] == want:
+                return entry
+        raise _err(404, 40402, f"Version {v} not found.")
+
+    def _confluent(self, method: str, p: list[str], body) -> tuple[int, object, dict]:
+        n = len(p)
+        if method == "GET":
+            if p == ["subjects"]:
+                return 200, list(self._subjects), {}
+            if n == 3 and p[0] == "subjects" and p[2] == "versions":
+                self._version(p[1], "latest")
+                return 200, [v for v, _, _ in self._subjects[p[1]]], {}
+            if n in (4, 5) and p[0] == "subjects" and p[2] == "versions":
+                version, sid, _ = self._version(p[1], p[3])
+                if n == 5 and p[4] == "schema":
+                    return 200, self._schemas[sid]["schema"], {"Content-Type": "application/json"}
+                return 200, self._doc(sid, subject=p[1], version=version, id=sid), {}
+            if n >= 3 and p[:2] == ["schemas", "ids"] and p[2].isdigit():
+                sid = int(p[2])
+                if sid not in self._schemas:
+                    raise _err(404, 40403, "Schema not found")
+                if n == 3:
+                    return 200, self._doc(sid), {}
+                pairs = [(s, v) for s, vs in self._subjects.items() for v, i, _ in vs if i == sid]
+                if p[3:] == ["subjects"]:
+                    return 200, sorted({s for s, _ in pairs}), {}
+                if p[3:] == ["versions"]:
+                    return 200, [{"subject": s, "version": v} for s, v in pairs], {}
+            if n == 3 and p[:2] == ["schemas", "guids"]:
+                for sid, s in self._schemas.items():
+                    if s["guid"] == p[2].lower():
+                        return 200, self._doc(sid, id=sid), {}
+                raise _err(404, 40403, "Schema not found")
+            if n >= 2 and p[0] == "associations":
+                return 200, [], {}  # confluent-kafka >= 2.13 asks; "none" sends it to its fallback
+            if p == ["schemas", "types"]:
+                return 200, ["AVRO", "PROTOBUF", "JSON"], {}
+            if n in (1, 2) and p[0] == "config":
+                return 200, {"compatibilityLevel": "BACKWARD"}, {}
+        if method == "PUT" and n in (1, 2) and p[0] == "config":
+            return 200, {"compatibility": (body or {}).get("compatibility", "BACKWARD")}, {}
+        if method == "POST":
+            if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
+                raise _err(422, 42201, "Invalid schema")
+            if n == 3 and p[0] == "subjects" and p[2] == "versions":
+                sid, version = self._register(p[1], body)
+                return 200, {"id": sid, "guid": self._schemas[sid]["guid"], "version": version}, {}
+            if n == 2 and p[0] == "subjects":
+                if p[1] not in self._subjects:
+                    raise _err(404, 40401, f"Subject '{p[1]}' not found.")
+                stype = (body.get("schemaType") or "AVRO").upper()
+                for version, sid, _ in self._subjects[p[1]]:
+                    s = self._schemas[sid]
+                    if s["schema"] == body["schema"] and s["schemaType"] == stype:
+                        return 200, self._doc(sid, subject=p[1], version=version, id=sid), {}
+                raise _err(404, 40403, "Schema not found")
+            if n >= 4 and p[0] == "compatibility" and p[1] == "subjects":
+                return 200, {"is_compatible": True}, {}
+        raise _err(404, 404, "HTTP 404 Not Found")
+
+    def _apicurio(self, api: str, kind: str, ident: int, refs: bool) -> tuple[int, object, dict]:
+        if api not in self.apicurio_api_versions:
+            raise _Reply(404, b"", {"Content-Type": "text/plain"})
+        with self._lock:
+            if kind == "globalIds":
+                if ident not in self._globals:
+                    raise _err(404, 40403, f"No artifact with global ID '{ident}' was found.")
+                sid = self._globals[ident][2]
+            else:
+                if ident not in self._schemas:
+                    raise _err(404, 40403, f"No content with ID '{ident}' was found.")
+                sid = ident
+            s = self._schemas[sid]
+        if refs:
+            return 200, [{"groupId": "default", "artifactId": r["subject"], "version": str(r["version"]),
+                          "name": r["name"]} for r in s["references"]], {}
+        ctype = "application/x-protobuf" if s["schemaType"] == "PROTOBUF" else "application/json"
+        return 200, s["schema"], {"Content-Type": ctype, "X-Registry-ArtifactType": s["schemaType"]}
+
+
+class _HTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # Clients that time out or drop the connection are expected in fault tests.
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    registry: RegistryServer
+    protocol_version = "HTTP/1.1"
+    server_version = "RegistryServer/1"
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out in two writes; without NODELAY, Nagle + delayed ACK add ~40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
+        pass
+
+    def _handle(self, method: str) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        body = None
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > _MAX_BODY:
+                raise _err(413, 413, "request too large")
+            raw = self.rfile.read(length) if length else b""
+            self.registry._pre(method, path, self.headers)
+            if raw:
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    raise _err(422, 42201, "body is not JSON") from None
+            status, payload, headers = self.registry._route(method, path, body)
+        except _Reply as r:
+            status, payload, headers = r.status, r.body, r.headers
+        except Exception as e:  # noqa: BLE001 - a test server answers 500 rather than dying
+            status, payload, headers = 500, {"error_code": 50001, "message": type(e).__name__}, {}
+        if isinstance(payload, bytes):
+            data = payload
+        elif isinstance(payload, str) and "Content-Type" in headers:
+            data = payload.encode()
+        else:
+            data = json.dumps(payload).encode()
+            headers = {"Content-Type": "application/vnd.schemaregistry.v1+json", **headers}
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):  # noqa: N802 - stdlib naming
+        self._handle("GET")
+
+    def do_POST(self):  # noqa: N802
+        self._handle("POST")
+
+    def do_PUT(self):  # noqa: N802
+        self._handle("PUT")
+
+    def do_DELETE(self):  # noqa: N802
+        self._handle("DELETE")
