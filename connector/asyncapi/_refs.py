@@ -1,0 +1,329 @@
+"""``$ref`` resolution: JSON pointers, files next to the document, opted-in remote URLs.
+
+Rules
+-----
+* ``#/a/b~1c`` is a JSON pointer into the same document (``~1`` is ``/``, ``~0`` is ``~``,
+  the fragment is percent-decoded first).
+* ``other.yaml#/x`` and ``schemas/user.avsc`` are files relative to the file holding the
+  ``$ref``; they must stay inside the root document's directory (no ``..`` escape, no
+  absolute paths, symlinks resolved before the check). Without a document directory
+  (text or dict sources without ``base_dir``) relative file refs are refused.
+* ``http(s)://`` refs are refused unless ``allow_remote_refs=True``; then they are fetched
+  with :mod:`requests` (TLS verified, timeout, size cap, no redirects to other hosts
+  unchecked) and link-local/metadata/unspecified/multicast addresses are refused.
+* A chain of refs longer than ``max_ref_depth`` or revisiting a location is refused.
+
+Resolution is lazy: structural parts of a document are followed while the model is
+built, payload schemas only when a plan needs them, so an unreachable remote schema only
+fails the channel that uses it. :meth:`RefResolver.inline` expands schemas, keeping
+recursion finite (see there).
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+import urllib.parse
+
+from connector.errors import AsyncApiDocumentError
+
+from connector.asyncapi._loader import parse_referenced, read_file_text
+
+DEFAULT_MAX_REF_DEPTH = 32
+#: Nodes produced by inlining one schema (refs may form an exponential DAG).
+MAX_INLINED_NODES = 500_000
+REMOTE_TIMEOUT_S = (5.0, 15.0)
+_AVRO_NAMED = ("record", "error", "enum", "fixed")
+_METADATA_HOSTS = {"metadata.google.internal", "metadata", "metadata.azure.internal"}
+
+
+def join_path(path: str, key) -> str:
+    """Dotted document path: ``a.b`` for keys, ``a[0]`` for list indices."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def is_ref(node) -> bool:
+    return isinstance(node, dict) and isinstance(node.get("$ref"), str)
+
+
+class Source:
+    """One loaded document: the root one, a local file, or a remote URL."""
+
+    __slots__ = ("key", "root", "base", "remote")
+
+    def __init__(self, key: str, root, base: str | None, remote: bool = False):
+        self.key = key
+        self.root = root
+        self.base = base  # directory (files) or the URL itself (remote)
+        self.remote = remote
+
+
+class RefResolver:
+    """Follows ``$ref`` values across the root document, local files and remote URLs."""
+
+    def __init__(self, root, *, base_dir: str | None, allow_remote_refs: bool = False,
+                 max_bytes: int, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH):
+        self.base_dir = os.path.realpath(base_dir) if base_dir else None
+        self.allow_remote_refs = allow_remote_refs
+        self.max_bytes = max_bytes
+        self.max_ref_depth = max_ref_depth
+        self.main = Source("", root, self.base_dir)
+        self._cache: dict[str, Source] = {}
+
+    # -- single refs ------------------------------------------------------------------
+    def target(self, ref: str, src: Source, path: str) -> tuple[Source, tuple[str, ...]]:
+        """Source and pointer tokens a ``$ref`` string designates."""
+        doc, _, fragment = ref.partition("#")
+        if doc:
+            src = self._open(doc, src, ref, path)
+        return src, _pointer_tokens(fragment, ref, path)
+
+    def follow(self, node, src: Source, path: str):
+        """Follow ``node`` while it is a ``$ref``; return ``(node, source, locations)``.
+
+        ``locations`` lists every ``(source key, pointer)`` visited, used to recognise
+        the same object reached through different refs.
+        """
+        seen: list[tuple[str, tuple[str, ...]]] = []
+        while is_ref(node):
+            ref = node["$ref"]
+            if len(seen) >= self.max_ref_depth:
+                raise AsyncApiDocumentError(
+                    f"$ref chain deeper than {self.max_ref_depth} at {ref!r}", path=path)
+            src, tokens = self.target(ref, src, path)
+            loc = (src.key, tokens)
+            if loc in seen:
+                raise AsyncApiDocumentError(f"$ref cycle through {ref!r}", path=path)
+            seen.append(loc)
+            node = _walk(src.root, tokens, ref, path)
+        return node, src, seen
+
+    def resolve(self, node, src: Source, path: str):
+        """Follow refs and return only the node."""
+        return self.follow(node, src, path)[0]
+
+    # -- whole schemas ------------------------------------------------------------------
+    def inline(self, node, src: Source, path: str, *, avro: bool = False):
+        """A copy of ``node`` with every ``$ref`` expanded.
+
+        Recursion stays finite: for JSON Schema a ref back to a schema being expanded
+        becomes ``{"$ref": "#/$defs/<name>"}`` and the schema is added once under the
+        root's ``$defs``; for Avro a named type already written is referred to by its
+        name, as Avro requires. Output size is capped (refs can form exponential DAGs).
+        """
+        count = 0
+        defs: dict[tuple, str] = {}
+        defs_built: dict[str, object] = {}
+        def_targets: dict[str, tuple] = {}
+        avro_named: dict[tuple, str] = {}
+
+        def expand(n, s, p, stack, depth):
+            nonlocal count
+            count += 1
+            if count > MAX_INLINED_NODES:
+                raise AsyncApiDocumentError(
+                    f"schema expands to more than {MAX_INLINED_NODES} nodes through $refs", path=path)
+            if depth > 200:
+                raise AsyncApiDocumentError("schema nested too deeply", path=p)
+            if is_ref(n):
+                ref = n["$ref"]
+                s2, tokens = self.target(ref, s, p)
+                loc = (s2.key, tokens)
+                if len(stack) >= self.max_ref_depth * 8:
+                    raise AsyncApiDocumentError(f"$ref nesting deeper than allowed at {ref!r}", path=p)
+                if avro and loc in avro_named:
+                    return avro_named[loc]
+                if loc in stack:
+                    if avro:
+                        raise AsyncApiDocumentError(
+                            f"recursive $ref {ref!r} does not designate a named Avro type", path=p)
+                    return {"$ref": "#/$defs/" + _def_name(loc, defs, def_targets)}
+                target = _walk(s2.root, tokens, ref, p)
+                if is_ref(target):
+                    self.follow(n, s, p)  # a pure chain of refs: refuse cycles and over-long chains
+                if avro and isinstance(target, dict) and target.get("type") in _AVRO_NAMED \
+                        and isinstance(target.get("name"), str):
+                    # registered before expanding, so recursion inside refers to it by name
+                    name, ns = target["name"], target.get("namespace")
+                    avro_named[loc] = f"{ns}.{name}" if isinstance(ns, str) and ns and "." not in name else name
+                out = expand(target, s2, p, stack + (loc,), depth + 1)
+                siblings = {k: v for k, v in n.items() if k != "$ref"}
+                if siblings and isinstance(out, dict):
+                    out = dict(out)
+                    out.update({k: expand(v, s, join_path(p, k), stack, depth + 1)
+                                for k, v in siblings.items()})
+                return out
+            if isinstance(n, dict):
+                return {k: expand(v, s, join_path(p, k), stack, depth + 1) for k, v in n.items()}
+            if isinstance(n, list):
+                return [expand(v, s, join_path(p, i), stack, depth + 1) for i, v in enumerate(n)]
+            return n
+
+        try:
+            result = expand(node, src, path, (), 0)
+            while len(defs_built) < len(defs):
+                for name, loc in list(def_targets.items()):
+                    if name in defs_built:
+                        continue
+                    s2 = self._source_for_key(loc[0])
+                    target = _walk(s2.root, loc[1], "#/" + "/".join(loc[1]), path)
+                    defs_built[name] = expand(target, s2, path, (loc,), 0)
+        except RecursionError as e:
+            raise AsyncApiDocumentError("schema nested too deeply", path=path) from e
+        if defs_built:
+            if not isinstance(result, dict):
+                raise AsyncApiDocumentError("recursive schema whose root is not an object", path=path)
+            result = dict(result)
+            merged = dict(result.get("$defs") or {})
+            merged.update(defs_built)
+            result["$defs"] = merged
+        return result
+
+    # -- loading other documents --------------------------------------------------------------
+    def _source_for_key(self, key: str) -> Source:
+        return self.main if key == "" else self._cache[key]
+
+    def _open(self, doc: str, src: Source, ref: str, path: str) -> Source:
+        if src.remote:  # refs inside a fetched document are relative to its URL
+            doc = urllib.parse.urljoin(src.base, doc)
+        scheme = urllib.parse.urlsplit(doc).scheme.lower()
+        if scheme in ("http", "https"):
+            return self._open_remote(doc, ref, path)
+        if scheme and len(scheme) > 1:  # one letter would be a Windows drive: refused below
+            raise AsyncApiDocumentError(f"$ref {ref!r} uses unsupported scheme {scheme!r}", path=path)
+        return self._open_file(doc, src, ref, path)
+
+    def _open_file(self, doc: str, src: Source, ref: str, path: str) -> Source:
+        if self.base_dir is None or src.base is None:
+            raise AsyncApiDocumentError(
+                f"relative file $ref {ref!r} needs the document's directory: load the document "
+                "from a path or pass base_dir=", path=path)
+        rel = urllib.parse.unquote(doc)
+        if os.path.isabs(rel) or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
+            raise AsyncApiDocumentError(f"$ref {ref!r} is an absolute path; only paths relative to "
+                                        "the document are allowed", path=path)
+        full = os.path.realpath(os.path.join(src.base, rel))
+        if os.path.commonpath([full, self.base_dir]) != self.base_dir:
+            raise AsyncApiDocumentError(
+                f"$ref {ref!r} points outside the document's directory {self.base_dir}", path=path)
+        if full in self._cache:
+            return self._cache[full]
+        data = read_file_text(full, max_bytes=self.max_bytes, what=f"$ref {ref!r} ({full})")
+        root = parse_referenced(data, full, what=f"$ref {ref!r}", max_bytes=self.max_bytes)
+        source = Source(full, root, os.path.dirname(full))
+        self._cache[full] = source
+        return source
+
+    def _open_remote(self, url: str, ref: str, path: str) -> Source:
+        if not self.allow_remote_refs:
+            raise AsyncApiDocumentError(
+                f"remote $ref {ref!r} is not fetched: pass allow_remote_refs=True to allow "
+                "fetching it over the network", path=path)
+        if url in self._cache:
+            return self._cache[url]
+        data = fetch_remote(url, max_bytes=self.max_bytes, path=path)
+        root = parse_referenced(data, urllib.parse.urlsplit(url).path, what=f"$ref {url!r}",
+                                max_bytes=self.max_bytes)
+        source = Source(url, root, url, remote=True)
+        self._cache[url] = source
+        return source
+
+
+def _def_name(loc, defs: dict, def_targets: dict) -> str:
+    if loc in defs:
+        return defs[loc]
+    base = re.sub(r"[^A-Za-z0-9_.-]", "_", loc[1][-1] if loc[1] else "root") or "root"
+    name, i = base, 2
+    while name in def_targets:
+        name, i = f"{base}_{i}", i + 1
+    defs[loc] = name
+    def_targets[name] = loc
+    return name
+
+
+def _pointer_tokens(fragment: str, ref: str, path: str) -> tuple[str, ...]:
+    fragment = urllib.parse.unquote(fragment)
+    if fragment in ("", "/"):
+        return () if fragment == "" else ("",)
+    if not fragment.startswith("/"):
+        raise AsyncApiDocumentError(f"$ref {ref!r}: fragment must be a JSON pointer starting with '/'",
+                                    path=path)
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
+
+
+def _walk(root, tokens: tuple[str, ...], ref: str, path: str):
+    node = root
+    for i, tok in enumerate(tokens):
+        if isinstance(node, dict) and tok in node:
+            node = node[tok]
+        elif isinstance(node, list) and tok.isdigit() and int(tok) < len(node) and (tok == "0" or tok[0] != "0"):
+            node = node[int(tok)]
+        else:
+            where = "/" + "/".join(tokens[:i + 1])
+            raise AsyncApiDocumentError(f"$ref {ref!r} does not resolve: nothing at {where}", path=path)
+    return node
+
+
+def _refuse_address(ip: ipaddress._BaseAddress) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved:
+        return True
+    # Cloud metadata endpoints outside link-local space.
+    return str(ip) in ("100.100.100.200", "fd00:ec2::254")
+
+
+def check_remote_url(url: str, path: str | None = None) -> None:
+    """Refuse URLs whose host is (or resolves to) a link-local, metadata or unspecified address."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise AsyncApiDocumentError(f"remote $ref {url!r} must be an http(s) URL with a host", path=path)
+    host = parts.hostname
+    if host.lower() in _METADATA_HOSTS:
+        raise AsyncApiDocumentError(f"remote $ref {url!r} targets a metadata host", path=path)
+    try:
+        infos = socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80),
+                                   proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError) as e:
+        raise AsyncApiDocumentError(f"remote $ref {url!r}: cannot resolve host {host!r}: {e}",
+                                    path=path) from e
+    for info in infos:
+        try:
+            ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        except ValueError:
+            continue
+        if _refuse_address(ip):
+            raise AsyncApiDocumentError(
+                f"remote $ref {url!r} resolves to {ip}, a link-local/metadata/reserved address", path=path)
+
+
+def fetch_remote(url: str, *, max_bytes: int, path: str | None = None, max_redirects: int = 3) -> bytes:
+    """GET ``url`` with TLS verification, a timeout and a size cap; every redirect re-checked."""
+    import requests  # only needed when a user opts in to remote refs
+
+    current = url
+    for _ in range(max_redirects + 1):
+        check_remote_url(current, path)
+        try:
+            with requests.get(current, timeout=REMOTE_TIMEOUT_S, stream=True, allow_redirects=False,
+                              verify=True, headers={"Accept": "application/json, application/yaml, */*"}) as r:
+                if r.is_redirect and r.headers.get("location"):
+                    current = urllib.parse.urljoin(current, r.headers["location"])
+                    continue
+                if r.status_code != 200:
+                    raise AsyncApiDocumentError(f"remote $ref {url!r}: HTTP {r.status_code}", path=path)
+                chunks, size = [], 0
+                for chunk in r.iter_content(65536):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise AsyncApiDocumentError(
+                            f"remote $ref {url!r} is larger than the {max_bytes}-byte cap", path=path)
+                    chunks.append(chunk)
+                return b"".join(chunks)
+        except requests.RequestException as e:
+            raise AsyncApiDocumentError(f"remote $ref {url!r} could not be fetched: "
+                                        f"{type(e).__name__}", path=path) from e
+    raise AsyncApiDocumentError(f"remote $ref {url!r}: too many redirects", path=path)

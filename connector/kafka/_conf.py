@@ -1,0 +1,158 @@
+"""librdkafka configuration: what users may set, what the source owns, what is secret.
+
+The source reads Kafka like Spark's Kafka source does: it assigns partitions itself, tracks
+offsets in its own checkpoints and never relies on consumer-group state. Settings that would
+change that behaviour are refused with a reason, as ``KafkaSourceProvider`` does.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+from connector.errors import ConfigError
+
+__all__ = [
+    "OWNED_KAFKA_SETTINGS",
+    "SECRET_KAFKA_SETTINGS",
+    "kafka_conf_from_options",
+    "is_secret_setting",
+    "redact_conf",
+]
+
+_log = logging.getLogger(__name__)
+
+#: Settings the source sets itself, with the reason shown when a user tries to set them.
+OWNED_KAFKA_SETTINGS: Mapping[str, str] = {
+    "enable.auto.commit": "the source does not commit offsets to Kafka; it tracks them in its "
+                          "own checkpoints",
+    "enable.auto.offset.store": "the source does not commit offsets to Kafka",
+    "auto.offset.reset": "set the source option 'startingOffsets' to specify where to start; "
+                         "out-of-range offsets are reported per 'failOnDataLoss' and never reset "
+                         "silently",
+    "group.id": "the source assigns partitions itself and creates a unique group id for each "
+                "query; a fixed group id is only accepted when explicitly allowed (for "
+                "clusters whose ACLs require one)",
+    "key.deserializer": "keys are always read as bytes and decoded by the source",
+    "value.deserializer": "values are always read as bytes and decoded by the source",
+    "enable.partition.eof": "the source needs partition-EOF events to end ranges that finish in "
+                            "an offset gap",
+    "interceptor.classes": "interceptors are not supported by the source",
+}
+
+#: Settings whose values must never appear in logs, reprs or error messages.
+SECRET_KAFKA_SETTINGS: frozenset[str] = frozenset({
+    "sasl.password",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.config",
+    "sasl.oauthbearer.assertion.private.key.passphrase",
+    "sasl.oauthbearer.assertion.private.key.pem",
+    "ssl.key.password",
+    "ssl.key.pem",
+    "ssl_key",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+    "sasl.jaas.config",
+})
+
+# Settings that load native code or run programs: acceptable from the user, never from a
+# document (an AsyncAPI file may come from a less trusted place than the job's options).
+_NOT_FROM_DOCUMENT = frozenset({"plugin.library.paths", "ssl.engine.location",
+                                "sasl.kerberos.kinit.cmd"})
+
+
+def is_secret_setting(name: str) -> bool:
+    """Whether a librdkafka setting holds a secret (by name, or by a password/secret suffix)."""
+    n = name.strip().lower()
+    return (n in SECRET_KAFKA_SETTINGS or n.endswith((".password", ".secret", "passphrase"))
+            or ".private.key" in n)
+
+
+def redact_conf(conf: Mapping[str, object]) -> dict[str, object]:
+    """Copy of ``conf`` with secret values replaced by ``'***'`` (for logs and reprs)."""
+    return {k: ("***" if is_secret_setting(k) else v) for k, v in conf.items()}
+
+
+def _norm(items: Iterable[tuple[str, object]], origin: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in items:
+        key = str(k).strip().lower()
+        if key.startswith("kafka."):
+            key = key[len("kafka."):]
+        if not key:
+            raise ConfigError(f"empty Kafka setting name in {origin}")
+        out[key] = "" if v is None else str(v)
+    return out
+
+
+def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
+                            bootstrap_servers: str | None = None,
+                            plan_config: Iterable[tuple[str, str]] = (),
+                            allow_group_id: bool = False,
+                            require_bootstrap: bool = True) -> dict[str, str]:
+    """Build and check the librdkafka configuration for the source.
+
+    Parameters
+    ----------
+    options : mapping of str to str, optional
+        The user's ``kafka.*`` options, with or without the ``kafka.`` prefix. They override
+        settings from the document.
+    bootstrap_servers : str, optional
+        Bootstrap servers derived from the AsyncAPI document's server; a user
+        ``bootstrap.servers`` option overrides it.
+    plan_config : iterable of (str, str)
+        Non-secret settings derived from the document (security protocol, SASL mechanism...).
+    allow_group_id : bool
+        Accept a user ``group.id`` (for clusters whose ACLs require a fixed group).
+    require_bootstrap : bool
+        Raise when no bootstrap servers are known.
+
+    Returns
+    -------
+    dict of str to str
+        librdkafka settings, without the ones the source owns (readers add those).
+
+    Raises
+    ------
+    ConfigError
+        A setting the source owns is set, or no bootstrap servers are known.
+
+    Examples
+    --------
+    >>> kafka_conf_from_options({"kafka.security.protocol": "SSL"},
+    ...                         bootstrap_servers="broker:9093")
+    {'bootstrap.servers': 'broker:9093', 'security.protocol': 'SSL'}
+    """
+    doc = _norm(plan_config, "the AsyncAPI document")
+    for key in doc:
+        if key in _NOT_FROM_DOCUMENT:
+            raise ConfigError(f"Kafka setting '{key}' cannot come from an AsyncAPI document; "
+                              "set it as the source option 'kafka." + key + "' if you trust it")
+    user = _norm((options or {}).items(), "the source options")
+    conf: dict[str, str] = {}
+    if bootstrap_servers:
+        conf["bootstrap.servers"] = bootstrap_servers
+    for origin in (doc, user):
+        for key, value in origin.items():
+            if key in OWNED_KAFKA_SETTINGS and not (key == "group.id" and allow_group_id):
+                raise ConfigError(f"Kafka option '{key}' is not supported: "
+                                  f"{OWNED_KAFKA_SETTINGS[key]}")
+            conf[key] = value
+    if require_bootstrap and not conf.get("bootstrap.servers", "").strip():
+        raise ConfigError("no Kafka bootstrap servers: the AsyncAPI document names no server "
+                          "and the option 'kafka.bootstrap.servers' is not set")
+    warn_insecure_tls(conf)
+    return conf
+
+
+def warn_insecure_tls(conf: Mapping[str, str]) -> None:
+    """Log a warning each time a configuration turns TLS verification off."""
+    algo = str(conf.get("ssl.endpoint.identification.algorithm", "https")).strip().lower()
+    if algo == "none":
+        _log.warning("Kafka TLS hostname verification is disabled "
+                     "(ssl.endpoint.identification.algorithm=none): connections can be "
+                     "intercepted; remove the setting unless this is a test cluster")
+    verify = str(conf.get("enable.ssl.certificate.verification", "true")).strip().lower()
+    if verify in ("false", "0", "no"):
+        _log.warning("Kafka TLS certificate verification is disabled "
+                     "(enable.ssl.certificate.verification=false): connections can be "
+                     "intercepted; remove the setting unless this is a test cluster")

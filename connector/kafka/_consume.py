@@ -1,0 +1,427 @@
+"""Executor-side reads of one offset range into Arrow record batches.
+
+Consumers are expensive to create (connections, metadata, fetcher threads), so they live in a
+per-process pool keyed by configuration and are reused across tasks: Spark runs ``read()`` in
+reused Python workers. The pool is dropped after a fork (pid check): librdkafka handles are not
+fork-safe.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from itertools import chain
+
+import numpy as np
+import pyarrow as pa
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+from connector.errors import ConfigError, KafkaReadError
+
+from ._ranges import COULD_NOT_READ_OFFSET_RANGE, OffsetRange, report_data_loss
+
+__all__ = ["RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "read_range", "commit_offsets",
+           "consumer_pool_stats", "clear_consumer_pool"]
+
+_log = logging.getLogger(__name__)
+
+HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+
+#: Schema of the batches :func:`read_range` yields (Spark's Kafka source columns).
+RAW_ARROW_SCHEMA = pa.schema([
+    pa.field("key", pa.binary()),
+    pa.field("value", pa.binary()),
+    pa.field("topic", pa.string()),
+    pa.field("partition", pa.int32()),
+    pa.field("offset", pa.int64()),
+    pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+    pa.field("timestampType", pa.int32()),
+    pa.field("headers", HEADERS_TYPE),
+])
+#: Same without the ``headers`` column (``include_headers=False``).
+RAW_ARROW_SCHEMA_NO_HEADERS = pa.schema([f for f in RAW_ARROW_SCHEMA if f.name != "headers"])
+_TS_TYPE = pa.timestamp("us", tz="UTC")
+
+_OUT_OF_RANGE = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE}
+_GONE = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION,
+         KafkaError._UNKNOWN_TOPIC}
+
+# ---------------------------------------------------------------------------- consumer pool
+
+_lock = threading.Lock()
+_pool: dict[tuple, list[Consumer]] = {}
+_pool_pid = os.getpid()
+_stats = {"created": 0, "reused": 0}
+_process_group = f"asyncapi-kafka-{uuid.uuid4()}-executor"
+
+
+def _check_pid() -> None:
+    global _pool_pid, _process_group
+    if os.getpid() != _pool_pid:
+        # Inherited handles belong to the parent's threads; drop them without closing.
+        _pool.clear()
+        _stats.update(created=0, reused=0)
+        _pool_pid = os.getpid()
+        _process_group = f"asyncapi-kafka-{uuid.uuid4()}-executor"
+
+
+def consumer_pool_stats() -> dict[str, int]:
+    """Counts of consumers created and reused by this process (for tests and metrics)."""
+    with _lock:
+        _check_pid()
+        return {**_stats, "idle": sum(len(v) for v in _pool.values())}
+
+
+def clear_consumer_pool() -> None:
+    """Close every idle pooled consumer of this process."""
+    with _lock:
+        _check_pid()
+        idle = [c for v in _pool.values() for c in v]
+        _pool.clear()
+    for c in idle:
+        try:
+            c.close()
+        except (KafkaException, RuntimeError):
+            _log.debug("ignoring error while closing a pooled consumer", exc_info=True)
+
+
+def _consumer_conf(conf: Mapping[str, str], isolation_level: str) -> dict[str, str]:
+    c = {str(k): str(v) for k, v in conf.items()}
+    c.setdefault("group.id", _process_group)
+    # A pooled consumer may still have a long-poll fetch in flight from its previous range
+    # (waiting at the high watermark); the next range's first fetch queues behind it. Keep
+    # that wait short: ranges are bounded, so fetches past the data are rare.
+    c.setdefault("fetch.wait.max.ms", "50")
+    c.update({
+        "enable.auto.commit": "false",
+        "enable.auto.offset.store": "false",
+        "enable.partition.eof": "true",
+        # Out-of-range must surface as an error so it is reported, never silently reset.
+        "auto.offset.reset": "error",
+        "isolation.level": isolation_level,
+    })
+    return c
+
+
+def _checkout(conf: dict[str, str]) -> tuple[tuple, Consumer]:
+    key = tuple(sorted(conf.items()))
+    with _lock:
+        _check_pid()
+        idle = _pool.get(key)
+        if idle:
+            _stats["reused"] += 1
+            return key, idle.pop()
+        _stats["created"] += 1
+    try:
+        return key, Consumer(conf, logger=_log)
+    except KafkaException as e:
+        raise ConfigError(f"invalid Kafka configuration: {e.args[0].str()}") from e
+
+
+def _checkin(key: tuple, consumer: Consumer, healthy: bool) -> None:
+    if healthy:
+        try:
+            consumer.unassign()
+        except (KafkaException, RuntimeError):
+            healthy = False
+    if healthy:
+        with _lock:
+            if os.getpid() == _pool_pid:
+                _pool.setdefault(key, []).append(consumer)
+                return
+    try:
+        consumer.close()
+    except (KafkaException, RuntimeError):
+        _log.debug("ignoring error while closing a consumer", exc_info=True)
+
+
+# ---------------------------------------------------------------------------- Arrow building
+
+def _headers_array(msgs: list[Message]) -> pa.Array:
+    hs = list(map(Message.headers, msgs))
+    if not any(hs):
+        return pa.nulls(len(msgs), HEADERS_TYPE)
+    # Spark's Kafka source gives null (not an empty list) for records without headers.
+    return pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in hs],
+                    type=HEADERS_TYPE)
+
+
+def _offsets(msgs: list[Message]) -> np.ndarray:
+    first, last = msgs[0].offset(), msgs[-1].offset()
+    if last - first == len(msgs) - 1:
+        # Offsets strictly increase within a partition, so this span means no gaps.
+        return np.arange(first, last + 1, dtype=np.int64)
+    return np.fromiter(map(Message.offset, msgs), dtype=np.int64, count=len(msgs))
+
+
+def _to_batch(msgs: list[Message], topic: str, partition: int,
+              include_headers: bool) -> pa.RecordBatch:
+    # The per-message accessor calls are the unavoidable cost of confluent-kafka; map() over
+    # the unbound methods and np.fromiter keep the Python overhead around them minimal.
+    n = len(msgs)
+    ts = np.fromiter(chain.from_iterable(map(Message.timestamp, msgs)), dtype=np.int64,
+                     count=2 * n)
+    ts_type = ts[0::2]
+    missing = ts_type == 0  # librdkafka TIMESTAMP_NOT_AVAILABLE
+    # librdkafka: 1 = CreateTime, 2 = LogAppendTime; Kafka/Spark: 0 and 1 (-1 = none).
+    columns = [
+        pa.array(list(map(Message.key, msgs)), type=pa.binary()),
+        pa.array(list(map(Message.value, msgs)), type=pa.binary()),
+        pa.repeat(pa.scalar(topic, pa.string()), n),
+        pa.repeat(pa.scalar(partition, pa.int32()), n),
+        pa.array(_offsets(msgs)),
+        pa.array(ts[1::2] * 1000, type=pa.int64(), mask=missing).cast(_TS_TYPE),
+        pa.array((ts_type - 1).astype(np.int32), type=pa.int32()),
+    ]
+    if include_headers:
+        columns.append(_headers_array(msgs))
+        return pa.RecordBatch.from_arrays(columns, schema=RAW_ARROW_SCHEMA)
+    return pa.RecordBatch.from_arrays(columns, schema=RAW_ARROW_SCHEMA_NO_HEADERS)
+
+
+# ---------------------------------------------------------------------------- reading
+
+def _where(rng: OffsetRange, offset: int) -> str:
+    return f"topic {rng.topic}, partition {rng.partition}, offset {offset}"
+
+
+def _watermarks(consumer: Consumer, rng: OffsetRange, timeout: float) -> tuple[int, int]:
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(rng.topic, rng.partition),
+                                              timeout=timeout, cached=False)
+    except KafkaException as e:
+        raise KafkaReadError(f"cannot list offsets of {_where(rng, rng.start)}: "
+                             f"{e.args[0].str()}") from e
+
+
+def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 10000,
+               include_headers: bool = True, fail_on_data_loss: bool = True,
+               poll_timeout_s: float = 120.0, isolation_level: str | None = None,
+               logger: logging.Logger | None = None) -> Iterator[pa.RecordBatch]:
+    """Read records ``[rng.start, rng.end)`` of one partition as Arrow record batches.
+
+    Parameters
+    ----------
+    conf : mapping of str to str
+        librdkafka settings (from :func:`kafka_conf_from_options`); the settings the source
+        owns (auto commit, offset reset, partition EOF, isolation level) are set here.
+    rng : OffsetRange
+        What to read.
+    batch_size : int
+        Maximum rows per batch; memory stays bounded by one batch.
+    include_headers : bool
+        Produce the ``headers`` column (:data:`RAW_ARROW_SCHEMA`), else
+        :data:`RAW_ARROW_SCHEMA_NO_HEADERS`.
+    fail_on_data_loss : bool
+        Records that aged out (or a partition that vanished) raise :class:`DataLossError`;
+        when false a warning is logged and the rows still available are returned.
+    poll_timeout_s : float
+        Longest wait for the next records before giving up with :class:`KafkaReadError`.
+    isolation_level : str, optional
+        ``read_committed`` or ``read_uncommitted``; default: the ``isolation.level`` of
+        ``conf``, else ``read_committed`` (the same rule as :class:`KafkaOffsetReader`, so
+        planned ends and reads agree).
+
+    Yields
+    ------
+    pyarrow.RecordBatch
+        Rows in offset order. Offsets may jump (compaction, transaction markers).
+
+    Examples
+    --------
+    >>> from connector.kafka import EmbeddedKafka, OffsetRange, read_range
+    >>> with EmbeddedKafka() as kafka:                                  # doctest: +SKIP
+    ...     kafka.produce("t", b"hello", partition=0); kafka.flush()
+    ...     conf = {"bootstrap.servers": kafka.bootstrap_servers}
+    ...     [b.num_rows for b in read_range(conf, OffsetRange("t", 0, 0, 1))]
+    [1]
+    """
+    if batch_size <= 0:
+        raise ValueError("batch_size must be positive")
+    if rng.end <= rng.start:
+        return
+    iso = isolation_level or conf.get("isolation.level") or "read_committed"
+    key, consumer = _checkout(_consumer_conf(conf, iso))
+    healthy = False
+    try:
+        yield from _read(consumer, rng, batch_size, include_headers, fail_on_data_loss,
+                         poll_timeout_s, logger)
+        healthy = True
+    except GeneratorExit:
+        healthy = True  # the caller stopped early (e.g. a LIMIT): the consumer is fine
+        raise
+    except KafkaException as e:
+        err = e.args[0] if e.args else e
+        text = err.str() if isinstance(err, KafkaError) else str(err)
+        raise KafkaReadError(f"Kafka error while reading {_where(rng, rng.start)} "
+                             f"(range end {rng.end}): {text}") from e
+    finally:
+        _checkin(key, consumer, healthy)
+
+
+def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
+           poll_timeout_s: float) -> tuple[list[Message], bool]:
+    """Up to ``want`` messages/events; returns them and whether an error event is among them.
+
+    ``consume()`` blocks until it has ``num_messages`` or its timeout expires, and a range
+    that ends in an offset gap (compaction, transaction markers) never fills the count, so it
+    is called in short slices and returns as soon as the range end, an event or a pause in
+    the data is seen.
+    """
+    slice_s = min(0.1, poll_timeout_s)
+    buf: list[Message] = []
+    idle_since = time.monotonic()
+    while len(buf) < want:
+        got = consumer.consume(num_messages=want - len(buf), timeout=slice_s)
+        if not got:
+            if buf:
+                break
+            if time.monotonic() - idle_since > poll_timeout_s:
+                raise KafkaReadError(f"no records received for {poll_timeout_s:g}s while "
+                                     f"reading {_where(rng, nxt)} (range end {end})")
+            continue
+        buf.extend(got)
+        if any(map(Message.error, got)):  # KafkaError objects are truthy
+            return buf, True
+        if got[-1].offset() >= end - 1:
+            break
+        idle_since = time.monotonic()
+    return buf, False
+
+
+def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers: bool,
+          fail: bool, poll_timeout_s: float, logger) -> Iterator[pa.RecordBatch]:
+    topic, partition, end = rng.topic, rng.partition, rng.end
+    nxt = rng.start
+    first = True
+    consumer.assign([TopicPartition(topic, partition, nxt)])
+    while nxt < end:
+        msgs, has_error = _fetch(consumer, min(batch_size, end - nxt), end, rng, nxt,
+                                 poll_timeout_s)
+        stop = False
+        resume_at = None
+        if has_error:
+            ok: list[Message] = []
+            for m in msgs:
+                err = m.error()
+                if err is None:
+                    ok.append(m)
+                    continue
+                pos = ok[-1].offset() + 1 if ok else nxt
+                action = _on_error(consumer, rng, m, err, pos, fail, poll_timeout_s, logger)
+                if action == "stop":
+                    stop = True
+                    break
+                if action is not None:
+                    resume_at = action  # re-assigned past lost records
+                    break
+            msgs = ok
+        if msgs and msgs[-1].offset() >= end:
+            msgs = [m for m in msgs if m.offset() < end]
+        if msgs:
+            if first and msgs[0].offset() > nxt:
+                _check_gap(consumer, rng, nxt, msgs[0].offset(), fail, poll_timeout_s, logger)
+            first = False
+            nxt = msgs[-1].offset() + 1
+            yield _to_batch(msgs, topic, partition, include_headers)
+        if stop:
+            return
+        if resume_at is not None:
+            nxt = resume_at
+            first = False
+
+
+def _check_gap(consumer, rng, expected, got, fail, timeout, logger) -> None:
+    # A gap at the start is legitimate (compaction, transaction markers) unless the records
+    # before the gap are gone from the log.
+    low, _ = _watermarks(consumer, rng, timeout)
+    if expected < low:
+        report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
+                         f"Cannot fetch offset {expected} of topic partition "
+                         f"{rng.topic}-{rng.partition}: the earliest offset is now {low}; "
+                         f"records [{expected}, {min(got, low)}) are lost.", fail, logger)
+
+
+def _lost(rng: OffsetRange, frm: int, to: int, why: str) -> str:
+    return (f"Could not read records in offset [{frm}, {to}) for topic partition "
+            f"{rng.topic}-{rng.partition}: {why}.")
+
+
+def _on_error(consumer, rng, msg, err, pos, fail, timeout, logger):
+    """Handle one error event at read position ``pos``.
+
+    Returns ``"stop"`` (the range is done), an offset to resume from (after records were
+    lost), or None (keep reading).
+    """
+    code = err.code()
+    if code == KafkaError._PARTITION_EOF:
+        hw = msg.offset()
+        if hw >= rng.end or pos >= rng.end:
+            return "stop"  # the range ends in an offset gap
+        low, high = _watermarks(consumer, rng, timeout)
+        if high > pos:
+            return None  # more records became visible since this EOF was emitted
+        report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
+                         _lost(rng, pos, rng.end, f"the partition now ends at {high}"),
+                         fail, logger)
+        return "stop"
+    if code in _OUT_OF_RANGE:
+        low, high = _watermarks(consumer, rng, timeout)
+        if pos < low:
+            report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
+                             _lost(rng, pos, min(low, rng.end),
+                                   f"the earliest offset is now {low} (records aged out)"),
+                             fail, logger)
+            if low >= rng.end:
+                return "stop"
+            consumer.assign([TopicPartition(rng.topic, rng.partition, low)])
+            return low
+        if pos >= high:
+            report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
+                             _lost(rng, pos, rng.end, f"the partition now ends at {high}"),
+                             fail, logger)
+            return "stop"
+        # The log moved under the fetch but ``pos`` is valid again: fetch it once more.
+        consumer.assign([TopicPartition(rng.topic, rng.partition, pos)])
+        return pos
+    if code in _GONE:
+        report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
+                         _lost(rng, pos, rng.end, "the topic partition does not exist any "
+                               "more"), fail, logger)
+        return "stop"
+    if err.fatal() or (not err.retriable() and msg.topic() is not None):
+        raise KafkaReadError(f"Kafka error while reading {_where(rng, pos)}: {err.str()}")
+    _log.debug("transient Kafka error while reading %s: %s", _where(rng, pos), err.str())
+    return None
+
+
+def commit_offsets(conf: Mapping[str, str], group_id: str,
+                   offsets: Mapping[tuple[str, int], int], *, timeout_s: float = 30.0) -> None:
+    """Commit ``offsets`` for ``group_id`` (lag monitoring only; the source never reads them).
+
+    Raises
+    ------
+    KafkaReadError
+        The commit failed.
+    """
+    if not offsets:
+        return
+    c = {str(k): str(v) for k, v in conf.items()}
+    c.update({"group.id": group_id, "enable.auto.commit": "false",
+              "socket.timeout.ms": str(int(timeout_s * 1000))})
+    consumer = Consumer(c, logger=_log)
+    try:
+        res = consumer.commit(offsets=[TopicPartition(t, p, o)
+                                       for (t, p), o in sorted(offsets.items())],
+                              asynchronous=False)
+        bad = [f"{r.topic}-{r.partition}: {r.error.str()}" for r in res or [] if r.error]
+        if bad:
+            raise KafkaReadError(f"committing offsets for group {group_id} failed: {bad}")
+    except KafkaException as e:
+        raise KafkaReadError(f"committing offsets for group {group_id} failed: "
+                             f"{e.args[0].str()}") from e
+    finally:
+        consumer.close()

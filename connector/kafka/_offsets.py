@@ -1,0 +1,220 @@
+"""Offset options with the names, JSON format and rules of Spark's Kafka source.
+
+=====================================  ==============================================
+option                                 value
+=====================================  ==============================================
+``startingOffsets`` / ``endingOffsets``  ``earliest``, ``latest`` or JSON
+                                       ``{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}``
+                                       (-2 = earliest, -1 = latest)
+``startingTimestamp`` / ``endingTimestamp``  one timestamp (ms since epoch) for every partition
+``startingOffsetsByTimestamp`` /       JSON ``{"topicA":{"0":1700000000000}}``
+``endingOffsetsByTimestamp``
+``startingOffsetsByTimestampStrategy``   ``error`` (default) or ``latest``: what to do when no
+                                       record has a timestamp at or after the one asked for
+=====================================  ==============================================
+
+Precedence (as Spark): global timestamp > by-timestamp JSON > offsets.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from connector.errors import ConfigError
+
+__all__ = ["OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "EARLIEST",
+           "LATEST", "STRATEGY_ERROR", "STRATEGY_LATEST"]
+
+#: Sentinels in per-partition offset JSON (Kafka's ListOffsets values).
+EARLIEST = -2
+LATEST = -1
+STRATEGY_ERROR = "error"
+STRATEGY_LATEST = "latest"
+
+_EXAMPLE = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
+_TS_EXAMPLE = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """Where a read starts or ends, before it is resolved against the brokers.
+
+    Attributes
+    ----------
+    kind : str
+        ``"earliest"``, ``"latest"``, ``"offsets"`` (per partition), ``"timestamp"`` (one for
+        all partitions) or ``"timestamps"`` (per partition).
+    values : tuple of (str, int, int)
+        ``(topic, partition, offset_or_timestamp)`` for ``offsets``/``timestamps``, sorted.
+    timestamp : int or None
+        The global timestamp (ms) for ``timestamp``.
+    strategy : str
+        ``"error"`` or ``"latest"``: starting offsets when no record matches a timestamp.
+    is_ending : bool
+        Whether this is an ending spec (unmatched ending timestamps resolve to latest).
+    """
+
+    kind: str
+    values: tuple[tuple[str, int, int], ...] = ()
+    timestamp: int | None = None
+    strategy: str = STRATEGY_ERROR
+    is_ending: bool = False
+
+    def as_dict(self) -> dict[tuple[str, int], int]:
+        """``values`` as a ``{(topic, partition): value}`` dict."""
+        return {(t, p): v for t, p, v in self.values}
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= 200 else value[:200] + "..."
+
+
+def _parse_partition_json(name: str, value: str, example: str) -> tuple[tuple[str, int, int], ...]:
+    bad = ConfigError(f"Invalid value for option '{name}': expected e.g. {example}, "
+                      f"got {_short(value)}")
+    try:
+        data = json.loads(value)
+    except ValueError as e:
+        raise bad from e
+    if not isinstance(data, dict) or not data:
+        raise bad
+    out = []
+    for topic, parts in data.items():
+        if not isinstance(parts, dict) or not topic:
+            raise bad
+        for part, num in parts.items():
+            try:
+                p = int(part)
+            except (TypeError, ValueError) as e:
+                raise bad from e
+            if p < 0 or isinstance(num, bool) or not isinstance(num, int):
+                raise bad
+            out.append((topic, p, num))
+    return tuple(sorted(out))
+
+
+def _parse_long(name: str, value: str) -> int:
+    try:
+        ts = int(str(value).strip())
+    except ValueError as e:
+        raise ConfigError(f"Invalid value for option '{name}': expected a timestamp in "
+                          f"milliseconds since the epoch, got {_short(str(value))}") from e
+    if ts < 0:
+        raise ConfigError(f"Invalid value for option '{name}': timestamp must be >= 0, got {ts}")
+    return ts
+
+
+def parse_strategy(value: str | None) -> str:
+    """Parse ``startingOffsetsByTimestampStrategy`` (case-insensitive)."""
+    if value is None:
+        return STRATEGY_ERROR
+    v = str(value).strip().lower()
+    if v not in (STRATEGY_ERROR, STRATEGY_LATEST):
+        raise ConfigError("Invalid value for option 'startingOffsetsByTimestampStrategy': "
+                          f"expected 'error' or 'latest', got {_short(str(value))}")
+    return v
+
+
+def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: str = "error",
+                         batch: bool = False) -> OffsetSpec:
+    """Parse one offset option of Spark's Kafka source.
+
+    Parameters
+    ----------
+    name : str
+        Option name (case-insensitive): ``startingOffsets``, ``endingOffsets``,
+        ``startingTimestamp``, ``endingTimestamp``, ``startingOffsetsByTimestamp`` or
+        ``endingOffsetsByTimestamp``.
+    value : str
+        The option's value.
+    is_ending : bool
+        Whether the spec is an ending one (``earliest`` and -2 are then refused).
+    strategy : str
+        ``error`` or ``latest`` (``startingOffsetsByTimestampStrategy``).
+    batch : bool
+        Apply the batch-only rule that a start cannot be ``latest`` (Spark's batch validation).
+
+    Returns
+    -------
+    OffsetSpec
+
+    Raises
+    ------
+    ConfigError
+        With a message like Spark's.
+
+    Examples
+    --------
+    >>> parse_offsets_option("startingOffsets", '{"t":{"0":5,"1":-2}}', is_ending=False).values
+    (('t', 0, 5), ('t', 1, -2))
+    """
+    key = name.strip().lower()
+    strategy = parse_strategy(strategy)
+    which = "ending" if is_ending else "starting"
+    if key in ("startingoffsets", "endingoffsets"):
+        v = str(value).strip()
+        if v.lower() == "earliest":
+            if is_ending:
+                raise ConfigError("ending offset can't be earliest for batch queries on Kafka")
+            return OffsetSpec("earliest", strategy=strategy, is_ending=is_ending)
+        if v.lower() == "latest":
+            if batch and not is_ending:
+                raise ConfigError("starting offset can't be latest for batch queries on Kafka")
+            return OffsetSpec("latest", strategy=strategy, is_ending=is_ending)
+        values = _parse_partition_json(name, v, _EXAMPLE)
+        for topic, part, off in values:
+            if off < EARLIEST:
+                raise ConfigError(f"Invalid value for option '{name}': offset {off} for "
+                                  f"{topic}-{part} (use -2 for earliest, -1 for latest)")
+            if is_ending and off == EARLIEST:
+                raise ConfigError(f"ending offset for {topic}-{part} can't be earliest for "
+                                  "batch queries on Kafka")
+            if batch and not is_ending and off == LATEST:
+                raise ConfigError(f"starting offsets for {topic}-{part} can't be latest for "
+                                  "batch queries on Kafka")
+        return OffsetSpec("offsets", values, strategy=strategy, is_ending=is_ending)
+    if key in ("startingtimestamp", "endingtimestamp"):
+        return OffsetSpec("timestamp", timestamp=_parse_long(name, value), strategy=strategy,
+                          is_ending=is_ending)
+    if key in ("startingoffsetsbytimestamp", "endingoffsetsbytimestamp"):
+        values = _parse_partition_json(name, str(value).strip(), _TS_EXAMPLE)
+        for topic, part, ts in values:
+            if ts < 0:
+                raise ConfigError(f"Invalid value for option '{name}': timestamp {ts} for "
+                                  f"{topic}-{part} must be >= 0")
+        return OffsetSpec("timestamps", values, strategy=strategy, is_ending=is_ending)
+    raise ConfigError(f"'{name}' is not a {which} offset option")
+
+
+def offset_spec_from_options(options: Mapping[str, str], *, is_ending: bool,
+                             default: str, batch: bool = False) -> OffsetSpec:
+    """Pick and parse the offset option that applies, with Spark's precedence.
+
+    Parameters
+    ----------
+    options : mapping of str to str
+        Source options; keys are matched case-insensitively.
+    is_ending : bool
+        Look at the ``ending*`` options instead of the ``starting*`` ones.
+    default : str
+        ``"earliest"`` or ``"latest"`` when none of the options is set.
+    batch : bool
+        See :func:`parse_offsets_option`.
+
+    Examples
+    --------
+    >>> offset_spec_from_options({"startingtimestamp": "1000", "startingoffsets": "latest"},
+    ...                          is_ending=False, default="earliest").kind
+    'timestamp'
+    """
+    opts = {str(k).lower(): v for k, v in options.items()}
+    prefix = "ending" if is_ending else "starting"
+    strategy = parse_strategy(opts.get("startingoffsetsbytimestampstrategy"))
+    for suffix in ("timestamp", "offsetsbytimestamp", "offsets"):
+        key = prefix + suffix
+        if opts.get(key) is not None:
+            return parse_offsets_option(key, opts[key], is_ending=is_ending, strategy=strategy,
+                                        batch=batch)
+    return parse_offsets_option(prefix + "offsets", default, is_ending=is_ending,
+                                strategy=strategy, batch=batch)
