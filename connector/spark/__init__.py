@@ -1,1 +1,4 @@
-"""connector.spark"""
+"""The Spark layer: the ``asyncapi-kafka`` DataSource (batch + streaming) and column functions."""
+from connector.spark._source import AsyncApiKafkaDataSource
+
+__all__ = ["AsyncApiKafkaDataSource"]

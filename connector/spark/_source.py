@@ -1,0 +1,61 @@
+"""The ``asyncapi-kafka`` Python DataSource: batch and streaming readers.
+
+Examples
+--------
+>>> df = (spark.read.format("asyncapi-kafka")                      # doctest: +SKIP
+...       .option("asyncapi", "examples/shop.yaml")
+...       .option("channel", "orders")
+...       .load())
+"""
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource
+
+from connector.spark._options import parse_options
+
+__all__ = ["AsyncApiKafkaDataSource"]
+
+
+class AsyncApiKafkaDataSource(DataSource):
+    """Reads Kafka topics described by an AsyncAPI document into typed columns.
+
+    Registered as ``asyncapi-kafka``: importing the top-level module ``pyspark_asyncapi_kafka``
+    (which PySpark does by itself for installed ``pyspark_*`` modules) or
+    ``spark.dataSource.register(AsyncApiKafkaDataSource)``.
+    """
+
+    def __init__(self, options):
+        super().__init__(options)
+        self._lenient = None
+
+    @classmethod
+    def name(cls) -> str:
+        return "asyncapi-kafka"
+
+    def _setup_for(self, streaming: bool | None):
+        import dataclasses
+
+        from connector.spark._setup import build_setup
+
+        if self._lenient is None:
+            self._lenient = build_setup(parse_options(dict(self.options), streaming=None))
+        if streaming is None:
+            return self._lenient
+        # Strict parse refuses batch-only options on a stream and the reverse.
+        return dataclasses.replace(self._lenient, options=parse_options(dict(self.options), streaming=streaming))
+
+    def schema(self):
+        return self._setup_for(None).spark_schema()
+
+    def reader(self, schema):
+        from connector.spark._batch import BatchReader
+
+        return BatchReader(self._setup_for(False))
+
+    def streamReader(self, schema):
+        from connector.spark._stream import StreamReader
+
+        return StreamReader(self._setup_for(True))
+
+    def __repr__(self) -> str:  # options may hold secrets: never show them
+        return "AsyncApiKafkaDataSource(...)"

@@ -1,0 +1,147 @@
+"""Structured Streaming reader: checkpointed offsets, admission control, AvailableNow.
+
+Correctness depends only on the offsets Spark checkpoints: never on ``commit()``, ``stop()``
+or consumer-group commits (those are for lag monitoring only).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
+
+from connector.spark import _offsets as off
+from connector.spark._batch import KafkaInputPartition, offset_specs, read_partition
+from connector.spark._setup import ReadSetup
+
+__all__ = ["StreamReader"]
+
+log = logging.getLogger("asyncapi_kafka")
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batch reader modelled on Spark's ``KafkaMicroBatchStream``."""
+
+    def __init__(self, setup: ReadSetup):
+        self.setup = setup
+        self._initial: dict | None = None
+        self._target: dict | None = None       # AvailableNow snapshot {(t, p): offset}
+        self._latest_seen: dict | None = None
+        self._last_trigger_ms: float | None = None
+        self._offset_reader = None
+
+    # -- driver side -------------------------------------------------------------------
+    def _reader(self):
+        from connector.kafka import KafkaOffsetReader
+
+        if self._offset_reader is None:
+            self._offset_reader = KafkaOffsetReader(
+                self.setup.kafka_conf(), timeout_s=self.setup.options.fetch_timeout_ms / 1000.0)
+        return self._offset_reader
+
+    def _partitions_now(self):
+        return self._reader().partitions_for(topics=self.setup.topics or None, pattern=self.setup.topic_pattern)
+
+    def _report(self, condition: str, message: str) -> None:
+        from connector.kafka import report_data_loss
+
+        report_data_loss(f"KAFKA_DATA_LOSS.{condition}", message,
+                         fail_on_data_loss=self.setup.options.fail_on_data_loss, logger=log)
+
+    def initialOffset(self) -> dict:
+        # PySpark asks twice on a fresh query and starts batch 0 from the second answer:
+        # resolve once. 'latest' and 'earliest' stay symbolic (-1/-2), resolved per batch.
+        if self._initial is None:
+            start_spec, _ = offset_specs(self.setup, default_start="latest", default_end=None, batch=False)
+            tps = self._partitions_now()
+            kind = getattr(start_spec, "kind", None)
+            if kind == "latest":
+                self._initial = off.to_json({tp: off.LATEST for tp in tps})
+            elif kind == "earliest":
+                self._initial = off.to_json({tp: off.EARLIEST for tp in tps})
+            elif kind == "offsets":
+                # Keep -1/-2 symbolic; partitions the JSON leaves out start at earliest.
+                self._initial = off.to_json(start_spec.as_dict())
+            else:  # timestamps: a deterministic answer, safe to resolve once now
+                self._initial = off.to_json(self._reader().resolve(start_spec, tps))
+        return self._initial
+
+    def getDefaultReadLimit(self):
+        n = self.setup.options.max_offsets_per_trigger
+        return ReadMaxRows(n) if n else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        tps = self._partitions_now()
+        self._target = dict(self._reader().latest(tps))
+        log.info("AvailableNow: reading up to %s", off.to_json(self._target))
+
+    def latestOffset(self, start: dict, limit) -> dict:
+        opts = self.setup.options
+        reader = self._reader()
+        tps = self._partitions_now()
+        latest = dict(reader.latest(tps))
+        earliest = dict(reader.earliest(tps))
+        self._latest_seen = off.to_json(latest)
+        if self._target is not None:
+            latest = {tp: min(hi, self._target[tp]) for tp, hi in latest.items() if tp in self._target}
+        begin = off.resolve_start(off.from_json(start), latest=latest, earliest=earliest, report=self._report)
+
+        now_ms = time.monotonic() * 1000
+        if opts.min_offsets_per_trigger and not isinstance(limit, ReadAllAvailable) and self._target is None:
+            backlog = sum(max(0, hi - begin.get(tp, hi)) for tp, hi in latest.items())
+            waited = 0 if self._last_trigger_ms is None else now_ms - self._last_trigger_ms
+            if self._last_trigger_ms is None:
+                self._last_trigger_ms = now_ms
+            if backlog < opts.min_offsets_per_trigger and waited < opts.max_trigger_delay_ms:
+                return start
+        if isinstance(limit, ReadMaxRows):
+            end = off.rate_limit(begin, latest, int(limit.max_rows))
+        else:
+            end = latest
+        # No new data: hand back `start` itself (AvailableNow ends when latest == start).
+        if off.from_json(start) == begin and all(end[tp] == begin[tp] for tp in end):
+            return start
+        end_json = off.to_json(end)
+        self._last_trigger_ms = now_ms
+        return end_json
+
+    def reportLatestOffset(self):
+        return self._latest_seen
+
+    def partitions(self, start: dict, end: dict):
+        reader = self._reader()
+        end_offsets = off.from_json(end)
+        tps = sorted(end_offsets)
+        earliest = dict(reader.earliest(tps)) if tps else {}
+        begin = off.resolve_start(off.from_json(start), latest=end_offsets, earliest=earliest,
+                                  report=self._report)
+        from connector.kafka import plan_ranges
+
+        ranges = plan_ranges(begin, end_offsets, min_partitions=self.setup.options.min_partitions,
+                             max_records_per_partition=None)
+        return [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges if r.end > r.start]
+
+    def commit(self, end: dict) -> None:
+        opts = self.setup.options
+        group = getattr(self.setup.plan, "group_id", None)
+        if not (opts.commit_offsets_to_group and group):
+            return
+        from connector.kafka import commit_offsets
+
+        try:
+            commit_offsets(self.setup.kafka_conf(), group, off.from_json(end))
+        except Exception as e:  # monitoring only: never fail the query for it
+            log.warning("could not commit offsets to group %s for lag monitoring: %s", group, e)
+
+    def stop(self) -> None:
+        if self._offset_reader is not None:
+            self._offset_reader.close()
+            self._offset_reader = None
+
+    # -- executor side -----------------------------------------------------------------
+    def read(self, partition):
+        if not isinstance(partition, KafkaInputPartition):
+            return
+        p = partition
+        yield from read_partition(self.setup, p.topic, p.partition, p.start, p.end)
