@@ -1,1 +1,56 @@
-"""connector.cli"""
+"""The ``asyncapi-kafka`` command: ``demo``, ``inspect`` and ``check``.
+
+Examples
+--------
+$ asyncapi-kafka demo                       # embedded Kafka + registry + Spark, no services needed
+$ asyncapi-kafka inspect examples/shop.yaml
+$ asyncapi-kafka check doc.yaml --server production
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="asyncapi-kafka",
+        description="Read Kafka topics described by AsyncAPI documents into typed Spark DataFrames.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="run the whole idea on this machine: embedded Kafka, registry and Spark")
+    demo.add_argument("--records", type=int, default=1000, help="events per channel (default 1000)")
+    demo.add_argument("--keep", action="store_true", help="keep the demo's temporary directory")
+    demo.add_argument("--quiet", action="store_true", help="print only the summary")
+
+    from connector.cli._check import add_check_arguments
+    from connector.cli._inspect import add_inspect_arguments
+
+    add_inspect_arguments(sub.add_parser("inspect", help="show channels, topics, servers and schemas of a document"))
+    add_check_arguments(sub.add_parser("check", help="compare a document with a live cluster and registry"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from connector.cli._demo import run_demo
+
+        return run_demo(records=args.records, keep=args.keep, quiet=args.quiet)
+    if args.command == "inspect":
+        from connector.cli._inspect import inspect_command
+
+        return inspect_command(args)
+    if args.command == "check":
+        from connector.cli._check import check_command
+
+        return check_command(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
