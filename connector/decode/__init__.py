@@ -1,1 +1,44 @@
-"""connector.decode"""
+"""Avro, Protobuf and JSON Schema payloads → typed Arrow columns, vectorized.
+
+Imports no pyspark: the output is Arrow in the exact form Spark expects (``string``,
+``binary``, ``timestamp[us, tz=UTC]``, ``list<element>``, ``map<key, value>``, every field
+nullable); the Spark layer maps it with ``from_arrow_schema``.
+
+Decisions (details in each module's table):
+
+- Avro time-millis/-micros → int32 ms / int64 µs since midnight (as spark-avro; Spark's
+  TIME type is not used); duration (fixed 12) → its 12 raw bytes as binary; uuid → string;
+  local-timestamp-* → ``timestamp[us]`` (TIMESTAMP_NTZ); enums → string.
+- Protobuf Duration → int64 microseconds; Any/Struct/Value/ListValue → JSON text; uint32 →
+  int64, uint64 → decimal(20, 0); enums → names (``DecodeOptions(enum_as="int")`` for numbers).
+- Schema evolution: each record is decoded with its own writer schema and resolved to the
+  reader's with Avro's rules (names and aliases, defaults, promotions, enum defaults);
+  fields a newer writer adds that the reader lacks are dropped. Protobuf payloads are read
+  with the reader's message (field numbers decide); the message-index path must name the
+  reader's message. JSON payloads are self-describing: the reader schema decides.
+- Bad payloads and bad *writer* schemas never raise: those rows get error text naming the
+  schema id ("avro decode failed for schema id 7: ..."), so PERMISSIVE reads go on. A bad
+  *reader* schema raises :class:`connector.errors.SchemaMappingError` at planning time.
+- The Avro fast path (polars over one in-memory container block) checks every record's
+  canonical encoded size against its payload length, so a malformed payload never shifts
+  its neighbours; like Java's reader it is lenient on invalid single bytes inside a record
+  whose size is right (boolean byte ≠ 0/1, out-of-range union index).
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> from wireformat import encode_frame, parse_frames
+>>> from connector.decode import build_decoder, DecodeOptions
+>>> class Spec:  # e.g. connector.asyncapi.SchemaSpec
+...     format, text = "json", '{"type": "object", "properties": {"n": {"type": "integer"}}}'
+>>> dec = build_decoder(Spec(), options=DecodeOptions())
+>>> frames = parse_frames(pa.array([encode_frame("confluent", 1, b'{"n": 5}')]), "confluent")
+>>> dec.decode(frames, lookup=lambda key: None).values.to_pylist()
+[{'n': 5}]
+"""
+from connector.decode._decoder import Decoder, build_decoder
+from connector.decode._multi import MultiDecoder, build_multi_decoder
+from connector.decode._options import DecodeOptions, DecodeResult
+
+__all__ = ["build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "DecodeResult",
+           "DecodeOptions"]

@@ -1,0 +1,317 @@
+"""Avro schema → an acyclic type tree → Arrow types in the form Spark expects.
+
+Mapping (spark-avro compatible where Spark has the type):
+
+=====================================  =========================================
+Avro                                   Arrow
+=====================================  =========================================
+record                                 struct (all fields nullable)
+array                                  list<element: T>
+map                                    map<key: string, value: T>
+enum, string, uuid                     string
+bytes, fixed, duration (fixed 12)      binary (duration is kept as its 12 raw bytes)
+decimal (bytes or fixed)               decimal128(p, s)
+date                                   date32
+time-millis / time-micros              int32 ms / int64 µs since midnight (Spark has no
+                                       usable TIME type in data sources, like spark-avro)
+timestamp-millis / -micros             timestamp[us, tz=UTC]
+local-timestamp-millis / -micros       timestamp[us] (Spark TIMESTAMP_NTZ)
+["null", T]                            nullable T
+[int, long] / [float, double]          int64 / float64 (as spark-avro)
+other unions                           struct<member0, member1, ...> (non-null branches)
+=====================================  =========================================
+"""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from connector.errors import SchemaMappingError
+
+__all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "strip_logical", "default_value"]
+
+PRIMITIVES = frozenset(["null", "boolean", "int", "long", "float", "double", "bytes", "string"])
+TS_UTC = pa.timestamp("us", tz="UTC")
+TS_NTZ = pa.timestamp("us")
+
+
+class Field:
+    __slots__ = ("name", "aliases", "type", "default", "has_default")
+
+    def __init__(self, name, aliases, type_, default, has_default):
+        self.name, self.aliases, self.type = name, tuple(aliases or ()), type_
+        self.default, self.has_default = default, has_default
+
+
+class Node:
+    """One Avro type, with named references expanded (recursion cut or refused)."""
+
+    __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
+                 "size", "precision", "scale", "arrow")
+
+    def __init__(self, kind, **kw):
+        self.kind = kind
+        self.logical = kw.get("logical")
+        self.name = kw.get("name")
+        self.aliases = tuple(kw.get("aliases") or ())
+        self.fields = kw.get("fields", ())
+        self.items = kw.get("items")
+        self.branches = kw.get("branches", ())
+        self.symbols = tuple(kw.get("symbols") or ())
+        self.size = kw.get("size")
+        self.precision = kw.get("precision")
+        self.scale = kw.get("scale", 0)
+        self.arrow = None
+
+    @property
+    def nonnull(self) -> tuple:
+        return tuple(b for b in self.branches if b.kind != "null")
+
+    def __repr__(self):
+        return f"Node({self.kind}, {self.name or self.logical or ''})"
+
+
+def _fullname(name: str, namespace: str | None) -> str:
+    if "." in name or not namespace:
+        return name
+    return f"{namespace}.{name}"
+
+
+class _Builder:
+    def __init__(self, max_depth: int):
+        self.max_depth = max_depth
+        self.defs: dict[str, tuple[dict, str | None]] = {}
+        self.stack: dict[str, int] = {}
+        self.recursive = False
+
+    def walk(self, obj: Any, ns: str | None):
+        if isinstance(obj, str):
+            if obj in PRIMITIVES:
+                return Node(obj)
+            for cand in (_fullname(obj, ns), obj):
+                if cand in self.defs:
+                    d, dns = self.defs[cand]
+                    return self.walk(d, dns)
+            raise SchemaMappingError(f"unknown Avro type name {obj!r}")
+        if isinstance(obj, list):
+            branches = [self.walk(b, ns) for b in obj]
+            kept = [b for b in branches if b is not None]
+            if branches and not [b for b in kept if b.kind != "null"] and \
+                    [b for b in branches if b is None]:
+                return None  # every non-null branch was cut
+            return Node("union", branches=tuple(kept))
+        if not isinstance(obj, dict):
+            raise SchemaMappingError(f"invalid Avro schema node {obj!r:.80}")
+        t = obj.get("type")
+        if isinstance(t, (dict, list)):
+            return self.walk(t, ns)
+        if t in PRIMITIVES:
+            return Node(t, logical=obj.get("logicalType"), precision=obj.get("precision"),
+                        scale=obj.get("scale", 0))
+        if t in ("record", "error", "enum", "fixed"):
+            if "name" not in obj:
+                raise SchemaMappingError(f"Avro {t} without a name")
+            full = _fullname(obj["name"], obj.get("namespace", ns))
+            own_ns = full.rpartition(".")[0] or None
+            self.defs.setdefault(full, (obj, ns))
+            aliases = [_fullname(a, own_ns) for a in obj.get("aliases", ())]
+            if t == "enum":
+                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()))
+            if t == "fixed":
+                return Node("fixed", name=full, aliases=aliases, size=obj.get("size"),
+                            logical=obj.get("logicalType"), precision=obj.get("precision"),
+                            scale=obj.get("scale", 0))
+            depth = self.stack.get(full, 0)
+            if depth:
+                self.recursive = True
+                if self.max_depth <= 0:
+                    raise SchemaMappingError(
+                        f"recursive Avro type {full!r} cannot be mapped to a Spark schema; set "
+                        "max_recursion_depth to cut it at a fixed depth")
+                if depth > self.max_depth:
+                    return None
+            self.stack[full] = depth + 1
+            try:
+                fields = []
+                for f in obj.get("fields", ()):
+                    ft = self.walk(f["type"], own_ns)
+                    if ft is not None:
+                        fields.append(Field(f["name"], f.get("aliases"), ft, f.get("default"),
+                                            "default" in f))
+            finally:
+                self.stack[full] = depth
+            return Node("record", name=full, aliases=aliases, fields=tuple(fields))
+        if t == "array":
+            items = self.walk(obj.get("items"), ns)
+            return None if items is None else Node("array", items=items)
+        if t == "map":
+            values = self.walk(obj.get("values"), ns)
+            return None if values is None else Node("map", items=values)
+        if isinstance(t, str):
+            return self.walk(t, ns)
+        raise SchemaMappingError(f"invalid Avro type {t!r:.80}")
+
+
+def _load(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise SchemaMappingError(f"Avro schema is not valid JSON: {e}") from e
+
+
+def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = ()) -> tuple[Node, bool]:
+    """Parse Avro schema text into a type tree.
+
+    ``refs`` are the texts of referenced schemas (registry references), whose named types
+    the main schema may use.
+
+    Returns
+    -------
+    (Node, bool)
+        The tree and whether the schema was recursive (then cut at ``max_depth``).
+
+    Raises
+    ------
+    SchemaMappingError
+        Unparseable text, unknown names, or recursion when ``max_depth`` is 0.
+    """
+    obj = _load(text)
+    b = _Builder(max_depth)
+    try:
+        for ref in refs:
+            b.walk(_load(ref), None)
+        node = b.walk(obj, None)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise SchemaMappingError(f"invalid Avro schema: {e!r}") from e
+    if node is None:
+        raise SchemaMappingError("Avro schema has no representable type after cutting recursion")
+    return node, b.recursive
+
+
+def _scalar_type(n: Node) -> pa.DataType:
+    lg = n.logical
+    if lg == "decimal" and n.kind in ("bytes", "fixed") and n.precision:
+        if n.precision > 38:
+            raise SchemaMappingError(f"Avro decimal precision {n.precision} exceeds Spark's 38")
+        return pa.decimal128(int(n.precision), int(n.scale or 0))
+    if n.kind == "int":
+        return pa.date32() if lg == "date" else pa.int32()
+    if n.kind == "long":
+        if lg in ("timestamp-millis", "timestamp-micros"):
+            return TS_UTC
+        if lg in ("local-timestamp-millis", "local-timestamp-micros"):
+            return TS_NTZ
+        return pa.int64()
+    return {"null": pa.null(), "boolean": pa.bool_(), "float": pa.float32(),
+            "double": pa.float64(), "bytes": pa.binary(), "string": pa.string(),
+            "fixed": pa.binary(), "enum": pa.string()}[n.kind]
+
+
+def union_kind(n: Node) -> str:
+    """``"nullable"`` (≤ 1 non-null branch), ``"long"``/``"double"`` (spark-avro widening)
+    or ``"struct"``."""
+    nn = n.nonnull
+    if len(nn) <= 1:
+        return "nullable"
+    kinds = {b.kind for b in nn}
+    if not any(b.logical for b in nn):
+        if kinds == {"int", "long"}:
+            return "long"
+        if kinds == {"float", "double"}:
+            return "double"
+    return "struct"
+
+
+def arrow_type_of(n: Node) -> pa.DataType:
+    """The Arrow type Spark expects for an Avro type tree (memoized on the node)."""
+    if n.arrow is not None:
+        return n.arrow
+    if n.kind == "record":
+        t = pa.struct([pa.field(f.name, arrow_type_of(f.type)) for f in n.fields])
+    elif n.kind == "array":
+        t = pa.list_(pa.field("element", arrow_type_of(n.items)))
+    elif n.kind == "map":
+        t = pa.map_(pa.field("key", pa.string(), nullable=False),
+                    pa.field("value", arrow_type_of(n.items)))
+    elif n.kind == "union":
+        k = union_kind(n)
+        nn = n.nonnull
+        if k == "nullable":
+            t = arrow_type_of(nn[0]) if nn else pa.null()
+        elif k == "long":
+            t = pa.int64()
+        elif k == "double":
+            t = pa.float64()
+        else:
+            t = pa.struct([pa.field(f"member{i}", arrow_type_of(b)) for i, b in enumerate(nn)])
+    else:
+        t = _scalar_type(n)
+    n.arrow = t
+    return t
+
+
+_KEEP_LOGICAL = frozenset(["decimal"])
+
+
+def strip_logical(obj: Any) -> Any:
+    """Schema JSON with logical types removed except decimal.
+
+    Both decoders (polars and fastavro) then return raw ints/strings for dates, times and
+    timestamps, which this package converts with the *reader's* logical type: the fast and
+    reference paths agree by construction.
+    """
+    if isinstance(obj, list):
+        return [strip_logical(x) for x in obj]
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if k == "logicalType" and v not in _KEEP_LOGICAL:
+                continue
+            out[k] = strip_logical(v) if k in ("type", "items", "values", "fields") else v
+        return out
+    return obj
+
+
+def _bytes_default(v: Any) -> bytes:
+    return v.encode("latin-1") if isinstance(v, str) else bytes(v)
+
+
+def _decimal_from_bytes(b: bytes, scale: int) -> Decimal:
+    return Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-scale)
+
+
+def default_value(n: Node, v: Any) -> Any:
+    """An Avro field default (JSON form) as the Python value ``pa.array`` takes for
+    ``arrow_type_of(n)``."""
+    k = n.kind
+    if k == "union":
+        first = n.branches[0] if n.branches else None
+        if first is None or first.kind == "null" or v is None:
+            return None
+        uk = union_kind(n)
+        if uk == "struct":
+            idx = n.nonnull.index(first)
+            return {f"member{i}": (default_value(first, v) if i == idx else None)
+                    for i in range(len(n.nonnull))}
+        return default_value(first, v)
+    if v is None:
+        return None
+    if k in ("bytes", "fixed"):
+        b = _bytes_default(v)
+        return _decimal_from_bytes(b, n.scale or 0) if n.logical == "decimal" else b
+    if k == "long" and n.logical in ("timestamp-millis", "local-timestamp-millis"):
+        return v * 1000
+    if k == "record":
+        return {f.name: default_value(f.type, v.get(f.name, f.default)) for f in n.fields}
+    if k == "array":
+        return [default_value(n.items, x) for x in v]
+    if k == "map":
+        return [(key, default_value(n.items, x)) for key, x in v.items()]
+    if k == "float" or k == "double":
+        return float(v)
+    return v

@@ -1,0 +1,353 @@
+"""Orchestration: ParsedFrames + writer schemas → one typed Arrow column in row order.
+
+Rows are grouped by writer schema (and Protobuf message index), each group is decoded in
+one vectorized call, and the groups are scattered back into row order with one ``take``.
+
+Schema problems (an unreachable or unparseable writer schema, a writer that cannot be
+resolved to the reader) become per-row errors for that group naming the schema id, so a
+PERMISSIVE read keeps going; only a bad *reader* schema raises (at planning time).
+Fields a newer writer adds that the reader lacks are dropped; reader fields the writer
+lacks take the reader's default (Avro) or are null/default (Protobuf, JSON).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import uuid
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector.decode._avro import AvroCodec
+from connector.decode._avro_schema import arrow_type_of, parse_avro
+from connector.decode._json import JsonCodec
+from connector.decode._json_schema import parse_json_schema
+from connector.decode._options import DecodeOptions, DecodeResult
+from connector.decode._protobuf import ProtoCodec
+from connector.decode._protobuf_schema import compile_proto
+from connector.errors import ConfigError, SchemaMappingError
+
+__all__ = ["Decoder", "build_decoder", "schema_format", "label_of", "scatter", "row_groups",
+           "payloads_of", "RowBook", "_why"]
+
+_FORMATS = {"avro": "avro", "json": "json", "jsonschema": "json", "protobuf": "protobuf",
+            "proto": "protobuf"}
+
+
+def schema_format(obj: Any, hint: str | None = None) -> str:
+    """``"avro"``/``"json"``/``"protobuf"`` from a SchemaSpec ``.format`` or a registry
+    ``.schema_type`` (``"AVRO"``, ``"PROTOBUF"``, ``"JSON"``)."""
+    raw = getattr(obj, "format", None) or getattr(obj, "schema_type", None) or hint or "avro"
+    raw = str(getattr(raw, "value", raw)).lower()
+    try:
+        return _FORMATS[raw]
+    except KeyError as e:
+        raise ConfigError(f"unsupported payload format {raw!r}; expected avro, json or protobuf") from e
+
+
+def _refs(obj: Any) -> tuple:
+    out = []
+    for name, ref in getattr(obj, "resolved_references", ()) or ():
+        out.append((name, getattr(ref, "text", ref)))
+    return tuple(out)
+
+
+def label_of(key) -> str:
+    ident = key[1]
+    if isinstance(ident, (bytes, bytearray)) and len(ident) == 16:
+        return str(uuid.UUID(bytes=bytes(ident)))
+    return str(ident)
+
+
+def scatter(n: int, parts: list[tuple[np.ndarray, pa.Array]], arrow_type: pa.DataType) -> pa.Array:
+    """Place each part's values at its row indices; rows no part covers are null."""
+    if not parts:
+        return pa.nulls(n, arrow_type)
+    if len(parts) == 1 and len(parts[0][0]) == n and len(parts[0][1]) == n:
+        return parts[0][1]  # one group holding every row: indices are sorted, so 0..n-1
+    idx = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    vals = pa.concat_arrays([p[1] for p in parts] + [pa.nulls(1, arrow_type)])
+    perm = np.full(n, len(idx), np.int64)  # default: the trailing null
+    perm[idx] = np.arange(len(idx), dtype=np.int64)
+    return vals.take(pa.array(perm))
+
+
+def row_groups(parsed, rows: np.ndarray, protobuf: bool) -> list[tuple[tuple, np.ndarray]]:
+    """Split a schema group by Protobuf message-index path (``()`` when not Protobuf)."""
+    mi = getattr(parsed, "message_indexes", None)
+    if not protobuf or mi is None:
+        return [((), rows)]
+    sub = mi.take(pa.array(rows))
+    lens = pc.list_value_length(sub).fill_null(0).to_numpy(zero_copy_only=False)
+    if len(lens) and lens.max() <= 1:
+        # common case (Confluent's [0] shorthand): one top-level index per row, vectorized
+        first = np.zeros(len(rows), np.int64)
+        flat = pc.list_flatten(sub).to_numpy(zero_copy_only=False)
+        first[lens == 1] = flat
+        return [((int(u),), rows[first == u]) for u in np.unique(first)]
+    groups: dict[tuple, list] = {}
+    for r, p in zip(rows.tolist(), sub.to_pylist()):
+        groups.setdefault(tuple(p) if p else (0,), []).append(r)
+    return [(k, np.asarray(v, np.int64)) for k, v in groups.items()]
+
+
+class _State:
+    """Per-process compiled objects of one Decoder (never pickled)."""
+
+    def __init__(self, d: "Decoder"):
+        self.lock = threading.Lock()
+        o = d.options
+        self.reader_avro = self.reader_proto = self.json = None
+        if d.fmt == "avro":
+            self.reader_avro, _ = parse_avro(d.text, max_depth=o.max_recursion_depth,
+                                             refs=tuple(t for _, t in d.refs))
+            self.arrow_type = arrow_type_of(self.reader_avro)
+            self.full_name = self.reader_avro.name
+        elif d.fmt == "protobuf":
+            self.reader_proto = ProtoCodec(compile_proto(d.text, d.refs),
+                                           d.message or o.protobuf_message, o)
+            self.arrow_type = self.reader_proto.arrow_type
+            self.full_name = self.reader_proto.full_name
+        else:
+            self.json = JsonCodec(parse_json_schema(d.text, max_depth=o.max_recursion_depth), o)
+            self.arrow_type = self.json.arrow_type
+            self.full_name = _json_title(d.text)
+        self.avro: dict[tuple, AvroCodec] = {}
+
+
+def _json_title(text: str | None) -> str | None:
+    import json
+    try:
+        t = json.loads(text).get("title") if text else None
+    except (ValueError, AttributeError):
+        return None
+    return t if isinstance(t, str) else None
+
+
+_STATES: dict[tuple[int, str], _State] = {}
+_STATES_LOCK = threading.Lock()
+
+
+class Decoder:
+    """Decodes framed Kafka payloads to one Arrow column of a type fixed at planning time.
+
+    Build with :func:`build_decoder`. Picklable: holds the reader schema text and options;
+    compiled schemas and codecs live in a per-process cache.
+
+    Examples
+    --------
+    >>> from connector.decode import build_decoder, DecodeOptions
+    >>> class Spec:  # anything with .format and .text, e.g. connector.asyncapi.SchemaSpec
+    ...     format, text = "json", '{"type": "object", "properties": {"a": {"type": "integer"}}}'
+    >>> build_decoder(Spec(), options=DecodeOptions()).arrow_type
+    StructType(struct<a: int64>)
+    """
+
+    def __init__(self, fmt: str, text: str | None, refs: tuple, message: str | None,
+                 options: DecodeOptions):
+        self.fmt, self.text, self.refs, self.message, self.options = fmt, text, refs, message, options
+        self._key = hashlib.sha256(repr((fmt, text, refs, message, options)).encode()).hexdigest()
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in ("fmt", "text", "refs", "message", "options", "_key")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def _state(self) -> _State:
+        key = (os.getpid(), self._key)
+        st = _STATES.get(key)
+        if st is None:
+            with _STATES_LOCK:
+                st = _STATES.get(key)
+                if st is None:
+                    st = _STATES[key] = _State(self)
+        return st
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        """The output type, in the exact form Spark expects."""
+        return self._state().arrow_type
+
+    @property
+    def full_name(self) -> str | None:
+        """Full name of the reader's record/message type (JSON: the schema ``title``)."""
+        return self._state().full_name
+
+    # -- one group ----------------------------------------------------------------------
+    def writer_name(self, writer, path: tuple) -> str | None:
+        """Full name of the record type a writer schema (and message-index path) carries."""
+        if writer is None:
+            return self.full_name
+        if self.fmt == "avro":
+            return parse_avro(writer.text, max_depth=max(1, self.options.max_recursion_depth),
+                              refs=tuple(t for _, t in _refs(writer)))[0].name
+        if self.fmt == "protobuf":
+            return compile_proto(writer.text, _refs(writer)).full_name_for_indexes(path)
+        return _json_title(writer.text)
+
+    def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
+        """Decode payloads that share a writer schema; returns (values, errors)."""
+        st = self._state()
+        if self.fmt == "json":
+            return st.json.decode(payloads, label)
+        if self.fmt == "protobuf":
+            if writer is not None:
+                name = self.writer_name(writer, path)
+                if name != st.full_name:
+                    raise SchemaMappingError(f"message type {name} does not match the reader's "
+                                             f"{st.full_name}")
+            return st.reader_proto.decode(payloads, label)
+        text = writer.text if writer is not None else self.text
+        w_refs = tuple(t for _, t in (_refs(writer) if writer is not None else self.refs))
+        codec = st.avro.get((text, w_refs))
+        if codec is None:
+            codec = AvroCodec(text, st.reader_avro, self.text, self.options, writer_refs=w_refs,
+                              reader_refs=tuple(t for _, t in self.refs))
+            with st.lock:
+                st.avro[(text, w_refs)] = codec
+        return codec.decode(payloads, label)
+
+    # -- whole batch --------------------------------------------------------------------
+    def decode(self, parsed, lookup: Callable[[Any], Any]) -> DecodeResult:
+        """Decode every row of ``parsed`` (``wireformat.ParsedFrames``).
+
+        Parameters
+        ----------
+        parsed : wireformat.ParsedFrames
+        lookup : callable
+            ``SchemaKey -> registry.Schema`` (e.g. ``SchemaRegistry.lookup``). Not called for
+            JSON (the reader schema decides) nor for rows framed with ``none``.
+
+        Returns
+        -------
+        DecodeResult
+            Never raises for bad payloads or writer schemas: those rows get error text.
+        """
+        n = len(parsed)
+        st = self._state()
+        book = RowBook(parsed)
+        parts = []
+        for key, rows in parsed.group_by_schema():
+            label = label_of(key)
+            book.set_ids(rows, key, label)
+            for path, sub in self._split(parsed, key, rows, lookup, book, label):
+                writer, path = path
+                try:
+                    vals, errs = self.decode_group(payloads_of(parsed, sub), writer, path, label)
+                except Exception as e:  # noqa: BLE001 - schema problems (SchemaMappingError)
+                    # and anything unforeseen become row errors: decode() never raises
+                    book.fail(sub, f"{self.fmt} decode failed for schema id {label}: "
+                                   f"{_why(e)}")
+                    continue
+                parts.append((sub, vals))
+                book.add_errors(sub, errs)
+        return book.result(scatter(n, parts, st.arrow_type))
+
+    def _split(self, parsed, key, rows, lookup, book, label):
+        """Yield ((writer schema, message path), rows) for one schema key."""
+        writer = None
+        if key[1] is not None and self.fmt != "json":
+            try:
+                writer = lookup(key)
+            except Exception as e:  # noqa: BLE001 - registry errors become row errors
+                book.fail(rows, f"schema lookup failed for schema id {label}: "
+                                f"{type(e).__name__}: {e}")
+                return
+            try:
+                wfmt = schema_format(writer) if writer is not None else self.fmt
+            except ConfigError as e:
+                book.fail(rows, f"schema id {label}: {e}")
+                return
+            if wfmt != self.fmt:
+                book.fail(rows, f"schema id {label} is {wfmt}, expected {self.fmt}")
+                return
+        for path, sub in row_groups(parsed, rows, self.fmt == "protobuf"):
+            yield (writer, path), sub
+
+
+def payloads_of(parsed, rows: np.ndarray) -> pa.Array:
+    """The payloads of ``rows``; no copy when the group is every row in order (common)."""
+    payload = parsed.payload
+    if len(rows) == len(payload) and payload.null_count == 0 and \
+            (len(rows) == 0 or (rows[0] == 0 and rows[-1] == len(rows) - 1)):
+        return payload  # rows are sorted and distinct, so this is 0..n-1
+    return payload.take(pa.array(rows))
+
+
+def _why(e: Exception) -> str:
+    return str(e) if isinstance(e, SchemaMappingError) else f"{type(e).__name__}: {e}"
+
+
+class RowBook:
+    """Per-row error text and schema ids of one batch, kept in numpy object arrays."""
+
+    def __init__(self, parsed):
+        n = self.n = len(parsed)
+        self.errors = np.full(n, None, object)
+        if (parsed.error != 0).any():
+            from wireformat import error_messages
+            self.errors[:] = error_messages(parsed.error).to_numpy(zero_copy_only=False)
+        self.id_codes = np.full(n, -1, np.int32)
+        self.labels: list[str] = []
+
+    def set_ids(self, rows: np.ndarray, key, label: str) -> None:
+        if key[1] is not None:
+            self.id_codes[rows] = len(self.labels)
+            self.labels.append(label)
+
+    def _ids(self) -> pa.Array:
+        codes = pa.array(self.id_codes, mask=self.id_codes < 0)
+        return pa.DictionaryArray.from_arrays(codes, pa.array(self.labels, pa.string())).cast(pa.string())
+
+    def fail(self, rows: np.ndarray, msg: str) -> None:
+        self.errors[rows] = msg
+
+    def add_errors(self, rows: np.ndarray, errs: list) -> None:
+        if errs.count(None) != len(errs):
+            arr = np.array(errs, object)
+            bad = np.not_equal(arr, None)
+            self.errors[rows[bad]] = arr[bad]
+
+    def result(self, values: pa.Array) -> DecodeResult:
+        bad = np.not_equal(self.errors, None).astype(bool)
+        if not bad.any():
+            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids())
+        errors = pa.array(self.errors, pa.string())
+        values = pc.if_else(pa.array(bad), pa.nulls(self.n, values.type), values)
+        return DecodeResult(values, errors, self._ids())
+
+
+def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> Decoder:
+    """Fix the output type from a reader schema, on the driver.
+
+    Parameters
+    ----------
+    reader : SchemaSpec-like or registry.Schema or None
+        Anything with ``.text`` and ``.format`` (``"avro"``/``"json"``/``"protobuf"``) or
+        ``.schema_type`` (``"AVRO"``/``"PROTOBUF"``/``"JSON"``), optionally
+        ``.message_name`` (Protobuf) and ``.resolved_references``. ``None`` is only valid with
+        ``options.format == "json"``: payloads come out as JSON text.
+    options : DecodeOptions
+
+    Raises
+    ------
+    SchemaMappingError
+        The reader schema cannot be mapped (recursion, unknown names, does not compile).
+    ConfigError
+        ``reader`` is None for a format that needs a schema.
+    """
+    if reader is None:
+        if (options.format or "").lower() != "json":
+            raise ConfigError("a reader schema is required for Avro and Protobuf payloads; fetch "
+                              "one from the registry and pass it to build_decoder")
+        d = Decoder("json", None, (), None, options)
+    else:
+        fmt = schema_format(reader, options.format)
+        d = Decoder(fmt, getattr(reader, "text", None), _refs(reader),
+                    getattr(reader, "message_name", None), options)
+    d.arrow_type  # compile now so reader-schema problems surface on the driver
+    return d

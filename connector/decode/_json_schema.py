@@ -1,0 +1,163 @@
+"""JSON Schema → Arrow types in the form Spark expects.
+
+========================================  =====================================
+JSON Schema                               Arrow
+========================================  =====================================
+object with ``properties``                struct (schema order; extra keys ignored)
+object, only ``additionalProperties: S``  map<string, S>
+array with ``items: S``                   list<element: S>
+string / enum of strings                  string
+string ``format: date-time``              timestamp[us, tz=UTC]
+string ``format: date``                   date32
+integer / number / boolean                int64 / float64 / bool
+``type: [T, "null"]``, oneOf/anyOf of     nullable T (every field is nullable)
+one non-null schema
+anything else (no schema, several         JSON text (string)
+types, free-form object)
+========================================  =====================================
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from connector.errors import SchemaMappingError
+
+__all__ = ["JNode", "parse_json_schema"]
+
+TS_UTC = pa.timestamp("us", tz="UTC")
+
+
+class JNode:
+    """kind: struct | map | list | string | timestamp | date | int | float | bool | null | json."""
+
+    __slots__ = ("kind", "fields", "items", "arrow")
+
+    def __init__(self, kind: str, fields=(), items=None):
+        self.kind, self.fields, self.items = kind, tuple(fields), items
+        self.arrow = _arrow(self)
+
+    def contains(self, *kinds: str) -> bool:
+        if self.kind in kinds:
+            return True
+        if self.items is not None and self.items.contains(*kinds):
+            return True
+        return any(t.contains(*kinds) for _, t in self.fields)
+
+
+def _arrow(n: JNode) -> pa.DataType:
+    k = n.kind
+    if k == "struct":
+        return pa.struct([pa.field(name, t.arrow) for name, t in n.fields])
+    if k == "map":
+        return pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", n.items.arrow))
+    if k == "list":
+        return pa.list_(pa.field("element", n.items.arrow))
+    return {"string": pa.string(), "json": pa.string(), "timestamp": TS_UTC, "date": pa.date32(),
+            "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "null": pa.null()}[k]
+
+
+class _Builder:
+    def __init__(self, root: Any, max_depth: int):
+        self.root, self.max_depth = root, max_depth
+        self.stack: dict[str, int] = {}
+
+    def ref(self, ref: str):
+        if not ref.startswith("#"):
+            raise SchemaMappingError(f"JSON Schema $ref {ref!r} is not local to the document")
+        node = self.root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            try:
+                node = node[int(part)] if isinstance(node, list) else node[part]
+            except (KeyError, IndexError, ValueError, TypeError) as e:
+                raise SchemaMappingError(f"JSON Schema $ref {ref!r} does not resolve") from e
+        return node
+
+    def walk(self, s: Any) -> JNode | None:
+        if s is True or s is None or s == {}:
+            return JNode("json")
+        if s is False or not isinstance(s, dict):
+            return JNode("json")
+        if "$ref" in s:
+            ref = s["$ref"]
+            depth = self.stack.get(ref, 0)
+            if depth:
+                if self.max_depth <= 0:
+                    raise SchemaMappingError(
+                        f"recursive JSON Schema type {ref!r} cannot be mapped to a Spark schema; "
+                        "set max_recursion_depth to cut it at a fixed depth")
+                if depth > self.max_depth:
+                    return None
+            self.stack[ref] = depth + 1
+            try:
+                return self.walk(self.ref(ref))
+            finally:
+                self.stack[ref] = depth
+        for key in ("oneOf", "anyOf"):
+            if key in s:
+                subs = [x for x in s[key] if not (isinstance(x, dict) and x.get("type") == "null")]
+                if len(subs) == 1:
+                    return self.walk(subs[0])
+                return JNode("json")
+        t = s.get("type")
+        if isinstance(t, list):
+            nonnull = [x for x in t if x != "null"]
+            if len(nonnull) != 1:
+                return JNode("json") if nonnull else JNode("null")
+            t = nonnull[0]
+        if t is None:
+            if "properties" in s:
+                t = "object"
+            elif "enum" in s and all(isinstance(v, str) for v in s["enum"]):
+                return JNode("string")
+            elif "items" in s:
+                t = "array"
+            else:
+                return JNode("json")
+        if t == "object":
+            props = s.get("properties")
+            extra = s.get("additionalProperties")
+            if not props and isinstance(extra, dict) and extra:
+                values = self.walk(extra)
+                return JNode("json") if values is None else JNode("map", items=values)
+            if not props:
+                return JNode("json")
+            fields = []
+            for name, sub in props.items():
+                ft = self.walk(sub)
+                if ft is not None:
+                    fields.append((name, ft))
+            return JNode("struct", fields) if fields else JNode("json")
+        if t == "array":
+            items = s.get("items")
+            if not isinstance(items, dict):
+                return JNode("json")
+            it = self.walk(items)
+            return None if it is None else JNode("list", items=it)
+        if t == "string":
+            fmt = s.get("format")
+            return JNode({"date-time": "timestamp", "date": "date"}.get(fmt, "string"))
+        return JNode({"integer": "int", "number": "float", "boolean": "bool",
+                      "null": "null"}.get(t, "json"))
+
+
+def parse_json_schema(text: str | dict | None, *, max_depth: int = 0) -> JNode:
+    """Map JSON Schema text (or None: no schema) to a type tree.
+
+    Raises
+    ------
+    SchemaMappingError
+        Unparseable text, non-local or dangling ``$ref``, or recursion when ``max_depth`` is 0.
+    """
+    if text is None:
+        return JNode("json")
+    if isinstance(text, str):
+        try:
+            text = json.loads(text)
+        except ValueError as e:
+            raise SchemaMappingError(f"JSON Schema is not valid JSON: {e}") from e
+    node = _Builder(text, max_depth).walk(text)
+    return node if node is not None else JNode("json")

@@ -1,0 +1,73 @@
+"""Options and result types shared by every decoder."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+__all__ = ["DecodeOptions", "DecodeResult"]
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Decoding settings, fixed on the driver.
+
+    Parameters
+    ----------
+    format : str or None
+        Payload format hint (``"avro"``, ``"json"``, ``"protobuf"``) when the reader schema
+        does not say it.
+    enum_as : str
+        Protobuf enums as ``"string"`` (symbol name) or ``"int"`` (number). Avro enums are
+        always strings.
+    max_recursion_depth : int
+        0 refuses recursive schemas with :class:`SchemaMappingError`; N > 0 keeps N nested
+        levels of a recursive type and drops the field below that.
+    max_collection_items : int
+        Cap on the items one record may declare in its arrays and maps (Avro fallback path).
+    max_record_bytes : int
+        Payloads larger than this are refused per row.
+    protobuf_message : str or None
+        Protobuf message (full or simple name) to read when the reader schema does not name one.
+    fast_path : bool
+        Use the vectorized paths (polars for Avro, pyarrow.json for JSON); False forces the
+        per-record reference paths (used by equivalence tests).
+    """
+
+    format: str | None = None
+    enum_as: str = "string"
+    max_recursion_depth: int = 0
+    max_collection_items: int = 1_000_000
+    max_record_bytes: int = 64 * 1024 * 1024
+    protobuf_message: str | None = None
+    fast_path: bool = True
+
+    def __post_init__(self):
+        from connector.errors import ConfigError
+        if self.enum_as not in ("string", "int"):
+            raise ConfigError(f"enum_as must be 'string' or 'int', got {self.enum_as!r}")
+        for name in ("max_recursion_depth", "max_collection_items", "max_record_bytes"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be a non-negative integer")
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    """Output of :meth:`Decoder.decode`.
+
+    Attributes
+    ----------
+    values : pa.Array
+        One value per input row, of the decoder's ``arrow_type``; null on failed rows.
+    errors : pa.StringArray
+        Null where the row decoded, else the reason.
+    schema_ids : pa.StringArray or None
+        The writer schema id of each row as text (null where none).
+    """
+
+    values: pa.Array
+    errors: pa.StringArray
+    schema_ids: pa.StringArray | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
