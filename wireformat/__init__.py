@@ -1,7 +1,24 @@
 """Byte layouts of schema-registry framings, parsed vectorized over Arrow arrays.
 
 Imports only the standard library, numpy and pyarrow.
-"""
-from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireFormatError
 
-__all__ = ["AsyncApiKafkaError", "WireFormatError", "LimitExceededError"]
+Examples
+--------
+>>> import pyarrow as pa
+>>> from wireformat import encode_frame, parse_frames
+>>> pf = parse_frames(pa.array([encode_frame("confluent", 3, b"payload")]), "auto")
+>>> pf.int_id.to_pylist(), pf.payload.to_pylist()
+([3], [b'payload'])
+"""
+from wireformat._encode import encode_frame, encode_protobuf_indexes, header_for_id, uuid_bytes
+from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireFormatError
+from wireformat._framing import DEFAULT_LIMITS, ErrorCode, Framing, Limits, SchemaKey
+from wireformat._headers import header_name
+from wireformat._parse import ParsedFrames, error_messages, parse_frames
+
+__all__ = [
+    "AsyncApiKafkaError", "WireFormatError", "LimitExceededError",
+    "Framing", "ErrorCode", "Limits", "DEFAULT_LIMITS", "SchemaKey",
+    "ParsedFrames", "parse_frames", "error_messages",
+    "encode_frame", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",
+]
