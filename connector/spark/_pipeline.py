@@ -174,9 +174,8 @@ def _utf8_or_error(key: pa.Array, errors: list) -> pa.Array:
     try:
         return key.cast(pa.string())
     except pa.ArrowInvalid:
-        valid = pc.utf8_is_printable  # noqa: F841  (kept simple: fall back per row below)
         out, errs = [], []
-        for v in key.to_pylist():  # rare path: only when some key is not valid UTF-8
+        for v in key.to_pylist():  # rare path: only batches holding a key that is not UTF-8
             try:
                 out.append(None if v is None else v.decode("utf-8"))
                 errs.append(None)
@@ -194,9 +193,29 @@ def _schema_ids(parsed, kind: str) -> pa.Array:
         guid = parsed.guid
         if guid.null_count == len(guid):
             return pc.cast(parsed.int_id, pa.string())
-        text = [None if g is None else str(uuid.UUID(bytes=g)) for g in guid.to_pylist()]
-        return pc.coalesce(pa.array(text, pa.string()), pc.cast(parsed.int_id, pa.string()))
+        return pc.coalesce(uuid_strings(guid), pc.cast(parsed.int_id, pa.string()))
     return pa.nulls(len(parsed.payload), pa.string())
+
+
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+# Positions of the 32 hex digits inside the 36-character canonical UUID text.
+_DIGIT_POS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
+
+
+def uuid_strings(guid: pa.FixedSizeBinaryArray) -> pa.StringArray:
+    """Canonical UUID text for every row of a ``fixed_size_binary(16)`` array, vectorized."""
+    n = len(guid)
+    raw = np.frombuffer(guid.buffers()[1], dtype=np.uint8)[guid.offset * 16:(guid.offset + n) * 16].reshape(n, 16)
+    text = np.full((n, 36), ord("-"), dtype=np.uint8)
+    digits = np.empty((n, 32), dtype=np.uint8)
+    digits[:, 0::2] = _HEX[raw >> 4]
+    digits[:, 1::2] = _HEX[raw & 0x0F]
+    text[:, _DIGIT_POS] = digits
+    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * 36).tobytes())
+    validity = guid.buffers()[0]
+    if validity is not None and guid.offset:
+        validity = pc.is_valid(guid).buffers()[1]
+    return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(text.tobytes()), validity, guid.null_count)
 
 
 def _id_at(parsed, i: int):
