@@ -1,0 +1,273 @@
+"""``asyncapi-kafka inspect``: what a document says, in the terms a Spark reader will see.
+
+For each channel: the topic (or the regex of a templated address and its parameters), the
+channel binding (partitions, replicas, topicConfiguration), every message's payload format
+and the Spark schema its payload decodes to, the key schema, the wire format (framing), the
+subject lookup strategy and the consumer group id. Nothing is fetched from the network
+unless ``--allow-remote-refs`` is given; a schema that cannot be resolved is shown with the
+reason instead of its Spark type, and never stops the listing of the other channels.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+
+from registry import redact_url
+
+from connector.asyncapi import describe, load_document, plan_read
+from connector.cli._table import render_table, wrap_type
+from connector.errors import AsyncApiKafkaError
+
+__all__ = ["add_inspect_arguments", "inspect_command", "inspect_report", "render_inspect", "spark_type_of",
+           "open_document"]
+
+_WIDTH = 100
+
+
+def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the ``inspect`` arguments on ``parser`` (a sub-command parser)."""
+    parser.add_argument("document", metavar="DOC", help="AsyncAPI 2.x/3.x document (YAML or JSON file)")
+    parser.add_argument("--channel", metavar="NAME", help="only this channel (key, address or topic)")
+    parser.add_argument("--server", metavar="NAME",
+                        help="server whose registry and bindings apply (default: the channel's first "
+                             "Kafka server)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--allow-remote-refs", action="store_true",
+                        help="fetch http(s) $refs (TLS verified, size-capped); off by default")
+
+
+def _err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def open_document(path: str, allow_remote_refs: bool = False):
+    """Load ``path``; on failure print the error (with its document path) and return None."""
+    try:
+        return load_document(path, allow_remote_refs=allow_remote_refs)
+    except (AsyncApiKafkaError, OSError, ValueError) as e:
+        _err(f"cannot load {path}: {e}")
+        return None
+
+
+def spark_type_of(spec) -> str:
+    """The Spark ``simpleString`` of the type a payload/key schema decodes to.
+
+    Raises whatever the decoder raises for a schema it cannot map (callers catch it per message).
+    """
+    # Imported here: the decoder stack (and pyspark) is only needed for this column, and a
+    # broken schema module must not stop the rest of the report.
+    from pyspark.sql.pandas.types import from_arrow_type  # noqa: PLC0415
+
+    from connector.decode import DecodeOptions, build_decoder  # noqa: PLC0415
+    return from_arrow_type(build_decoder(spec, options=DecodeOptions()).arrow_type).simpleString()
+
+
+def _schema_entry(spec) -> dict:
+    entry = {"format": spec.format, "schema_format": spec.schema_format, "spark_type": None, "error": None}
+    try:
+        entry["spark_type"] = spark_type_of(spec)
+    except Exception as e:  # noqa: BLE001 - one bad schema must not hide the others
+        entry["error"] = f"{type(e).__name__}: {e}"
+    return entry
+
+
+def _default_server(doc, ch, server: str | None) -> str | None:
+    if server is not None:
+        return server
+    names = list(ch.servers) if ch.servers is not None else list(doc.servers)
+    return next((n for n in names if doc.servers[n].is_kafka), None)
+
+
+def _channel_report(doc, summary: dict, server: str | None) -> dict:
+    from connector.cli._check import subject_for  # noqa: PLC0415 - shared helper, avoids a cycle
+
+    ch = doc.channels[summary["name"]]
+    kafka = summary.get("kafka") or {}
+    out = {
+        "name": ch.name, "address": ch.address, "topic": summary.get("topic"),
+        "topic_pattern": summary.get("topic_pattern"), "parameters": summary.get("parameters") or {},
+        "servers": summary.get("servers") or [], "server": None,
+        "partitions": kafka.get("partitions"), "replicas": kafka.get("replicas"),
+        "topic_configuration": kafka.get("topic_configuration") or {},
+        "operations": summary.get("operations") or [],
+        "framing": None, "schema_id_location": None, "lookup_strategy": None, "group_id": None,
+        "client_id": None, "key": None, "messages": [], "error": summary.get("error"),
+    }
+    msg_paths = {k: m.path for k, m in ch.messages.items()}
+    try:
+        plan = plan_read(doc, channel=ch.name, server=_default_server(doc, ch, server),
+                         require_schemas=False)
+    except (AsyncApiKafkaError, ValueError) as e:
+        out["error"] = str(e)
+        out["messages"] = [{"name": m["name"], "title": m["title"], "content_type": m["content_type"],
+                            "format": m["format"], "payload": None, "subject": None, "error": None}
+                           for m in summary.get("messages") or []]
+        return out
+    out.update(server=plan.server, topic=plan.topics[0] if len(plan.topics) == 1 else out["topic"],
+               schema_id_location=plan.schema_id_location, lookup_strategy=plan.schema_lookup_strategy,
+               group_id=plan.group_id, client_id=plan.client_id)
+    try:
+        out["framing"] = str(getattr(plan.framing(), "value", plan.framing()))
+    except (AsyncApiKafkaError, ValueError) as e:
+        out["framing_error"] = str(e)
+    if plan.key_schema is not None:
+        out["key"] = _schema_entry(plan.key_schema)
+    formats = {m["name"]: m["format"] for m in summary.get("messages") or []}
+    for m in plan.value_messages:
+        entry = {"name": m.name, "title": m.title, "content_type": m.content_type,
+                 "format": formats.get(m.name), "payload": None, "subject": None, "error": None}
+        if m.payload is not None:
+            entry["payload"] = _schema_entry(m.payload)
+            entry["format"] = m.payload.format
+            if plan.topics and plan.registry_url:
+                try:
+                    entry["subject"] = subject_for(plan, m.payload, plan.topics[0])
+                except (AsyncApiKafkaError, ValueError):
+                    entry["subject"] = None
+        else:
+            prefix = msg_paths.get(m.name, "\0") + ".payload"
+            reasons = [r for p, r in plan.unresolved_schemas if p.startswith(prefix)]
+            entry["error"] = reasons[0] if reasons else None
+        out["messages"].append(entry)
+    return out
+
+
+def inspect_report(doc, *, channel: str | None = None, server: str | None = None) -> dict:
+    """The JSON-serialisable report ``inspect`` prints.
+
+    Raises
+    ------
+    AsyncApiDocumentError
+        ``channel`` or ``server`` is not in the document (the message lists the names).
+    """
+    from connector.errors import AsyncApiDocumentError  # noqa: PLC0415
+
+    summary = describe(doc)
+    channels = summary["channels"]
+    if server is not None and server not in doc.servers:
+        raise AsyncApiDocumentError(f"no server {server!r} in the document (servers: "
+                                    f"{', '.join(doc.servers) or 'none'})", path="servers")
+    if channel is not None:
+        picked = [c for c in channels if channel in (c["name"], c["address"], c["topic"])]
+        if not picked:
+            raise AsyncApiDocumentError(f"no channel {channel!r} in the document (channels: "
+                                        f"{', '.join(c['name'] for c in channels) or 'none'})", path="channels")
+        channels = picked
+    servers = []
+    for s in summary["servers"]:
+        if server is not None and s["name"] != server:
+            continue
+        srv = doc.servers[s["name"]]
+        servers.append({
+            "name": s["name"], "protocol": s["protocol"], "kafka": s["kafka"],
+            "bootstrap": srv.bootstrap_servers() if s["kafka"] else s["host"],
+            "registry_url": redact_url(s["registry_url"]), "registry_vendor": s["registry_vendor"],
+            "security": ["+".join(sc["type"] for sc in alt) for alt in s["security"]],
+            "description": srv.description,
+        })
+    return {"title": summary["title"], "asyncapi": summary["asyncapi"], "source": summary["source"],
+            "servers": servers, "channels": [_channel_report(doc, c, server) for c in channels]}
+
+
+def _kv(label: str, value, indent: int = 4) -> list[str]:
+    if value in (None, "", [], {}):
+        return []
+    return [f"{' ' * indent}{label:<15}{value}"]
+
+
+def _config_text(tc: dict) -> str:
+    return ", ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in tc.items())
+
+
+def _params_text(params: dict) -> str:
+    parts = []
+    for name, p in params.items():
+        detail = []
+        if p.get("enum"):
+            detail.append("one of " + "|".join(map(str, p["enum"])))
+        if p.get("pattern"):
+            detail.append(f"pattern {p['pattern']}")
+        if p.get("default") is not None:
+            detail.append(f"default {p['default']}")
+        parts.append(name + (f" ({'; '.join(detail)})" if detail else ""))
+    return ", ".join(parts)
+
+
+def _prose(text: str, indent: int, hang: int = 2) -> list[str]:
+    return textwrap.wrap(text, _WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + hang),
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def _schema_lines(entry: dict | None, error: str | None, indent: int) -> list[str]:
+    if entry is None:
+        if error and "allow_remote_refs" in error:
+            error += "; on the command line: --allow-remote-refs"
+        return _prose(f"schema not resolved: {error}" if error else "no payload schema (raw bytes)", indent)
+    if entry["error"]:
+        return _prose(f"cannot map to Spark: {entry['error']}", indent)
+    return wrap_type(entry["spark_type"], _WIDTH, indent)
+
+
+def render_inspect(report: dict) -> str:
+    """Readable text for :func:`inspect_report`'s output."""
+    lines = [f"{report['title'] or '(untitled)'}  (AsyncAPI {report['asyncapi']})"]
+    if report["source"]:
+        lines.append(f"  {report['source']}")
+    lines += ["", "Servers"]
+    if report["servers"]:
+        rows = [(s["name"], s["protocol"], s["bootstrap"], s["registry_url"], s["registry_vendor"],
+                 ", ".join(s["security"]) or None) for s in report["servers"]]
+        lines.append(render_table(rows, ("name", "protocol", "bootstrap", "registry", "vendor", "security")))
+    else:
+        lines.append("  (none)")
+    lines += ["", f"Channels ({len(report['channels'])})"]
+    for c in report["channels"]:
+        lines += ["", f"  {c['name']}"]
+        if c["topic"]:
+            lines += _kv("topic", c["topic"])
+        elif c["topic_pattern"]:
+            lines += _kv("address", c["address"]) + _kv("topic pattern", c["topic_pattern"])
+            lines += _kv("parameters", _params_text(c["parameters"]))
+        else:
+            lines += _kv("topic", "(unknown: no address)")
+        lines += _kv("server", c["server"] or (", ".join(c["servers"]) if c["servers"] else None))
+        lines += _kv("partitions", c["partitions"]) + _kv("replicas", c["replicas"])
+        lines += _kv("topic config", _config_text(c["topic_configuration"]))
+        framing = c["framing"] or (f"? ({c['framing_error']})" if c.get("framing_error") else None)
+        if framing and c["schema_id_location"]:
+            framing += f" (schema id in {c['schema_id_location']})"
+        lines += _kv("framing", framing) + _kv("lookup", c["lookup_strategy"])
+        lines += _kv("group id", c["group_id"]) + _kv("client id", c["client_id"])
+        if c["key"] is not None:
+            key = c["key"]
+            text = key["spark_type"] if key["spark_type"] else f"? ({key['error']})"
+            lines += _kv("key", f"{text}  [{key['format']}]")
+        if c["error"]:
+            lines += _prose(f"{'problem':<15}{c['error']}", 4, 15)
+        for m in c["messages"]:
+            head = f"    message {m['name']}  [{m['format'] or '?'}]"
+            if m["subject"]:
+                head += f"  subject {m['subject']}"
+            lines.append(head)
+            if not c["error"] or m["payload"] is not None:
+                lines += _schema_lines(m["payload"], m["error"], 6)
+    return "\n".join(lines)
+
+
+def inspect_command(args: argparse.Namespace) -> int:
+    """Run ``inspect``: 0 on success, 2 when the document or a name given is wrong."""
+    doc = open_document(args.document, getattr(args, "allow_remote_refs", False))
+    if doc is None:
+        return 2
+    try:
+        report = inspect_report(doc, channel=getattr(args, "channel", None), server=getattr(args, "server", None))
+    except (AsyncApiKafkaError, ValueError) as e:
+        _err(str(e))
+        return 2
+    if getattr(args, "json", False):
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(render_inspect(report))
+    return 0
