@@ -25,15 +25,12 @@ import re
 import sys
 import urllib.parse
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
-
 from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url, subject_name
 
 from connector.asyncapi import plan_read
 from connector.cli._inspect import open_document
 from connector.errors import AsyncApiKafkaError, ConfigError
-from connector.kafka import kafka_conf_from_options
+from connector.cli._check_kafka import BrokerCheck
 
 __all__ = ["add_check_arguments", "check_command", "subject_for", "record_full_name"]
 
@@ -195,7 +192,7 @@ def check_command(args: argparse.Namespace) -> int:
             skipped.append(("error" if getattr(args, "channels", None) else "warn", name, f"not checked: {e}"))
     base = plans[0] if plans else None
     try:
-        checks = _Kafka.connect(
+        checks = BrokerCheck.connect(
             kafka_opts, bootstrap=args.bootstrap_servers or (base.bootstrap_servers if base else None)
             or srv.bootstrap_servers(), plan_config=base.kafka_config if base else (), timeout=timeout)
     except ConfigError as e:
@@ -315,176 +312,3 @@ class _Registry:
 
 
 # -- Kafka side -----------------------------------------------------------------------------------
-def _norm_config(key: str, value) -> str:
-    """Comparable form of a topic config value: policies as a sorted set, numbers as numbers."""
-    text = str(value).strip()
-    if key == "cleanup.policy":
-        return ",".join(sorted({p.strip() for p in text.split(",") if p.strip()}))
-    if text.lower() in ("true", "false"):
-        return text.lower()
-    try:
-        return str(int(text))
-    except ValueError:
-        return text
-
-
-def _kafka_error(e: BaseException) -> tuple[object, str]:
-    err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-    return (err.code(), err.str()) if err is not None else (None, str(e) or type(e).__name__)
-
-
-class _Kafka:
-    """Broker side of the check: metadata, DescribeCluster, DescribeConfigs, CreateTopics."""
-
-    def __init__(self, admin: AdminClient, bootstrap: str, timeout: float):
-        self.admin, self.bootstrap, self.timeout = admin, bootstrap, timeout
-        self.md = None
-        self.admin_reason: str | None = None  # set when the broker does not answer admin APIs
-
-    @classmethod
-    def connect(cls, options: dict, *, bootstrap: str | None, plan_config, timeout: float) -> _Kafka:
-        conf = kafka_conf_from_options(options, bootstrap_servers=bootstrap, plan_config=plan_config,
-                                       allow_group_id=True)
-        conf.setdefault("log_level", "0")  # librdkafka's own stderr lines would bury the report
-        try:
-            admin = AdminClient(conf)
-        except (KafkaException, ValueError, TypeError) as e:
-            raise ConfigError(f"invalid Kafka client setting: {_kafka_error(e)[1]}") from e
-        return cls(admin, conf["bootstrap.servers"], timeout)
-
-    def refresh(self) -> None:
-        self.md = self.admin.list_topics(timeout=self.timeout)
-
-    def connected(self, report: _Report) -> bool:
-        try:
-            self.refresh()
-            return True
-        except KafkaException as e:
-            report.line("error", "kafka", f"cannot reach Kafka at {self.bootstrap} within {self.timeout:g}s "
-                                          f"({_kafka_error(e)[1]})")
-            return False
-
-    def header(self, report: _Report) -> None:
-        cluster, controller, brokers = self.md.cluster_id, self.md.controller_id, len(self.md.brokers)
-        try:
-            dc = self.admin.describe_cluster(request_timeout=self.timeout).result(self.timeout + 5)
-            cluster, brokers = dc.cluster_id, len(dc.nodes)
-            controller = dc.controller.id if dc.controller is not None else "-"
-        except (KafkaException, TimeoutError) as e:
-            code, text = _kafka_error(e)
-            if code == KafkaError._TIMED_OUT or isinstance(e, TimeoutError):
-                self.admin_reason = (f"the broker did not answer DescribeCluster within {self.timeout:g}s "
-                                     f"({text}): it does not support admin APIs (the librdkafka mock "
-                                     "cluster has none)")
-        print(f"  kafka     {self.bootstrap}  cluster {cluster}, controller {controller}, {brokers} broker(s)")
-        if self.admin_reason:
-            report.line("error", "kafka", self.admin_reason)
-
-    def check_channel(self, plan, report: _Report, *, create_missing: bool) -> list[str]:
-        """Check topics of one plan; return the topics whose subjects should be checked."""
-        if self.admin_reason and plan.topic_configuration:
-            report.line("warn", plan.channel, "topicConfiguration not checked: no admin APIs on this broker")
-        topics = self.md.topics
-        if plan.topic_pattern is not None:
-            matched = sorted(t for t in topics if plan.matches(t) and topics[t].error is None)
-            if not matched:
-                report.line("drift", plan.channel, f"no topic matches {plan.address}",
-                            [("topics", f"at least one matching {plan.topic_pattern}", "none")])
-                if create_missing:
-                    report.line("warn", plan.channel, "not created: a templated address names no "
-                                                      "concrete topic")
-                return []
-            report.line("ok", plan.channel, f"{len(matched)} topic(s) match {plan.address}: {', '.join(matched)}")
-            existing = matched
-        else:
-            existing = []
-            for t in plan.topics:
-                if t in topics and topics[t].error is None:
-                    existing.append(t)
-                elif t in topics:
-                    report.line("error", t, f"metadata error: {topics[t].error.str()}")
-                elif create_missing:
-                    if self._create(plan, t, report):
-                        existing.append(t)
-                else:
-                    report.line("drift", t, "topic missing", [("topic", t, "(missing)")])
-        for t in existing:
-            self._check_layout(plan, t, report)
-        if plan.topic_configuration and existing and not self.admin_reason:
-            self._check_configs(plan, existing, report)
-        return existing if plan.topic_pattern is not None else list(plan.topics)
-
-    def _check_layout(self, plan, topic: str, report: _Report) -> None:
-        parts = self.md.topics[topic].partitions
-        rfs = sorted({len(p.replicas) for p in parts.values()})
-        rf = (rfs[0] if len(rfs) == 1 else f"{rfs[0]}..{rfs[-1]}") if rfs else 0
-        report.line("ok", topic, f"topic exists ({len(parts)} partition{'s' * (len(parts) != 1)}, "
-                                  f"replication factor {rf})")
-        if plan.partitions is not None and plan.partitions != len(parts):
-            report.line("drift", topic, "partition count differs", [("partitions", plan.partitions, len(parts))])
-        if plan.replicas is not None and rfs != [plan.replicas]:
-            report.line("drift", topic, "replication factor differs", [("replicas", plan.replicas, rf)])
-
-    def _check_configs(self, plan, topics: list[str], report: _Report) -> None:
-        resources = [ConfigResource(ResourceType.TOPIC, t) for t in topics]
-        futures = self.admin.describe_configs(resources, request_timeout=self.timeout)
-        for res, fut in futures.items():
-            topic = res.name
-            try:
-                entries = fut.result(self.timeout + 5)
-            except (KafkaException, TimeoutError) as e:
-                report.line("error", topic, f"DescribeConfigs failed: {_kafka_error(e)[1]}")
-                continue
-            same = []
-            for key, expected in plan.topic_configuration:
-                entry = entries.get(key)
-                if entry is None or entry.value is None:
-                    report.line("warn", topic, f"{key} not reported by the broker (expected {expected})")
-                elif _norm_config(key, expected) == _norm_config(key, entry.value):
-                    same.append(f"{key}={entry.value}")
-                else:
-                    report.line("drift", topic, f"{key} differs", [(key, expected, entry.value)])
-            if same:
-                report.line("ok", topic, "config " + ", ".join(same))
-
-    def _create_call(self, new: NewTopic, validate_only: bool) -> str | None:
-        """None on success, ``"exists"``, or the reason the request failed."""
-        try:
-            futures = self.admin.create_topics([new], validate_only=validate_only,
-                                               operation_timeout=self.timeout, request_timeout=self.timeout)
-            futures[new.topic].result(self.timeout + 5)
-            return None
-        except (KafkaException, TimeoutError) as e:
-            code, text = _kafka_error(e)
-            if code == KafkaError.TOPIC_ALREADY_EXISTS:
-                return "exists"
-            if code == KafkaError._TIMED_OUT or isinstance(e, TimeoutError):
-                return f"no answer within {self.timeout:g}s ({text}); does this broker support admin APIs?"
-            return text
-
-    def _create(self, plan, topic: str, report: _Report) -> bool:
-        if self.admin_reason:
-            report.line("error", topic, "topic missing and not created: no admin APIs on this broker")
-            return False
-        config = dict(plan.topic_configuration)
-        new = NewTopic(topic, num_partitions=plan.partitions or -1, replication_factor=plan.replicas or -1,
-                       config=config)
-        what = (f"{plan.partitions or 'default'} partitions, replication {plan.replicas or 'default'}"
-                + (", " + ", ".join(f"{k}={v}" for k, v in config.items()) if config else ""))
-        err = self._create_call(new, validate_only=True)
-        if err is None:
-            self.refresh()
-            if topic in self.md.topics:  # seen with tansu: validate_only is not honoured
-                report.line("warn", topic, "the broker created the topic on a validate-only CreateTopics "
-                                           "request (it ignores validate_only)")
-            else:
-                err = self._create_call(new, validate_only=False)
-        if err not in (None, "exists"):
-            report.line("error", topic, f"topic missing; CreateTopics failed: {err}")
-            return False
-        self.refresh()
-        if topic not in self.md.topics:
-            report.line("error", topic, "CreateTopics succeeded but the topic is not in the metadata yet")
-            return False
-        report.line("created", topic, f"created ({what})")
-        return True
