@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping
 
-__all__ = ["LATEST", "EARLIEST", "to_json", "from_json", "rate_limit", "resolve_start", "TP"]
+__all__ = ["LATEST", "EARLIEST", "to_json", "from_json", "rate_limit", "resolve_start", "hold_back", "TP"]
 
 TP = tuple  # (topic, partition)
 LATEST = -1
@@ -52,6 +52,22 @@ def rate_limit(start: Mapping[TP, int], until: Mapping[TP, int], limit: int) -> 
     return out
 
 
+def hold_back(start: Mapping[TP, int], begin: Mapping[TP, int], latest: Mapping[TP, int], *,
+              min_rows: int, waited_ms: float, max_delay_ms: float) -> bool:
+    """Whether ``minOffsetsPerTrigger`` holds the next batch back (Spark's ``delayBatch``).
+
+    ``start`` is the batch's start as checkpointed (possibly symbolic), ``begin`` its resolved
+    form. A symbolic ``latest`` start is never held back: it re-resolves to "now" on every
+    call, so waiting would skip whatever arrives meanwhile; the (empty) batch that pins it runs
+    at once. Otherwise the batch waits while fewer than ``min_rows`` records are new and less
+    than ``max_delay_ms`` has passed since the last batch.
+    """
+    if LATEST in start.values() or waited_ms >= max_delay_ms:
+        return False
+    backlog = sum(max(0, hi - begin.get(tp, hi)) for tp, hi in latest.items())
+    return backlog < min_rows
+
+
 def resolve_start(start: Mapping[TP, int], *, latest: Mapping[TP, int], earliest: Mapping[TP, int],
                   report: Callable[[str, str], None]) -> dict[TP, int]:
     """Concrete start offsets for every partition that exists now.
@@ -67,13 +83,13 @@ def resolve_start(start: Mapping[TP, int], *, latest: Mapping[TP, int], earliest
     out: dict[TP, int] = {}
     deleted = sorted(tp for tp in start if tp not in latest)
     if deleted:
-        report("PARTITIONS_DELETED", f"partitions {_names(deleted)} are gone")
+        report("PARTITIONS_DELETED", f"partitions {_names(deleted)} are gone.")
     for tp, hi in latest.items():
         lo = earliest.get(tp, 0)
         if tp not in start:
             if lo != 0:
                 report("ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO",
-                       f"added partition {_names([tp])} starts from {lo} instead of 0")
+                       f"added partition {_names([tp])} starts from {lo} instead of 0.")
             out[tp] = lo
             continue
         s = start[tp]
@@ -83,7 +99,7 @@ def resolve_start(start: Mapping[TP, int], *, latest: Mapping[TP, int], earliest
             out[tp] = lo
         elif s > hi:
             report("PARTITION_OFFSET_CHANGED",
-                   f"partition {_names([tp])}'s offset was changed from {s} to {hi}")
+                   f"partition {_names([tp])}'s offset was changed from {s} to {hi}.")
             out[tp] = lo
         else:
             out[tp] = s

@@ -6,10 +6,12 @@ or consumer-group commits (those are for lag monitoring only).
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 from pyspark.sql.datasource import DataSourceStreamReader
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows, ReadMinRows,
+                                              SupportsTriggerAvailableNow)
 
 from connector.spark import _offsets as off
 from connector.spark._batch import KafkaInputPartition, offset_specs, read_partition
@@ -63,13 +65,34 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             elif kind == "offsets":
                 # Keep -1/-2 symbolic; partitions the JSON leaves out start at earliest.
                 self._initial = off.to_json(start_spec.as_dict())
-            else:  # timestamps: a deterministic answer, safe to resolve once now
-                self._initial = off.to_json(self._reader().resolve(start_spec, tps))
+            else:
+                self._initial = off.to_json(self._timestamp_start(start_spec, tps))
         return self._initial
 
+    def _timestamp_start(self, spec, tps) -> dict:
+        """A timestamp start: matched offsets are deterministic and stay concrete; partitions
+        with no record at or after the timestamp (strategy ``latest``) stay symbolic -1 like a
+        ``latest`` start, so a restart before batch 0 completes does not move them forward."""
+        reader = self._reader()
+        found = reader.resolve(spec, tps)
+        if spec.strategy != "latest":
+            return found
+        # A matched offset is below the high watermark it was found under; only an unmatched
+        # partition resolves to the latest offset itself. (One that received records between
+        # the two look-ups stays concrete: a window of milliseconds, closed for good once
+        # KafkaOffsetReader can answer "no match" as -1 itself.)
+        latest = reader.latest(list(found))
+        return {tp: off.LATEST if o >= latest[tp] else o for tp, o in found.items()}
+
     def getDefaultReadLimit(self):
-        n = self.setup.options.max_offsets_per_trigger
-        return ReadMaxRows(n) if n else ReadAllAvailable()
+        # Python data sources have no composite limit: maxOffsetsPerTrigger wins and the
+        # minimum is then read from the options (as Spark's own source does).
+        opts = self.setup.options
+        if opts.max_offsets_per_trigger:
+            return ReadMaxRows(opts.max_offsets_per_trigger)
+        if opts.min_offsets_per_trigger:
+            return ReadMinRows(opts.min_offsets_per_trigger)
+        return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
         tps = self._partitions_now()
@@ -85,26 +108,25 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest_seen = off.to_json(latest)
         if self._target is not None:
             latest = {tp: min(hi, self._target[tp]) for tp, hi in latest.items() if tp in self._target}
-        begin = off.resolve_start(off.from_json(start), latest=latest, earliest=earliest, report=self._report)
+        start_offsets = off.from_json(start)
+        begin = off.resolve_start(start_offsets, latest=latest, earliest=earliest, report=self._report)
 
         now_ms = time.monotonic() * 1000
         if opts.min_offsets_per_trigger and not isinstance(limit, ReadAllAvailable) and self._target is None:
-            backlog = sum(max(0, hi - begin.get(tp, hi)) for tp, hi in latest.items())
-            waited = 0 if self._last_trigger_ms is None else now_ms - self._last_trigger_ms
-            if self._last_trigger_ms is None:
-                self._last_trigger_ms = now_ms
-            if backlog < opts.min_offsets_per_trigger and waited < opts.max_trigger_delay_ms:
+            # As in Spark, the first batch of a run is never held back.
+            waited = math.inf if self._last_trigger_ms is None else now_ms - self._last_trigger_ms
+            if off.hold_back(start_offsets, begin, latest, min_rows=opts.min_offsets_per_trigger,
+                             waited_ms=waited, max_delay_ms=opts.max_trigger_delay_ms):
                 return start
+            self._last_trigger_ms = now_ms
         if isinstance(limit, ReadMaxRows):
             end = off.rate_limit(begin, latest, int(limit.max_rows))
         else:
             end = latest
         # No new data: hand back `start` itself (AvailableNow ends when latest == start).
-        if off.from_json(start) == begin and all(end[tp] == begin[tp] for tp in end):
+        if start_offsets == begin and all(end[tp] == begin[tp] for tp in end):
             return start
-        end_json = off.to_json(end)
-        self._last_trigger_ms = now_ms
-        return end_json
+        return off.to_json(end)
 
     def reportLatestOffset(self):
         return self._latest_seen
@@ -114,8 +136,12 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         end_offsets = off.from_json(end)
         tps = sorted(end_offsets)
         earliest = dict(reader.earliest(tps)) if tps else {}
-        begin = off.resolve_start(off.from_json(start), latest=end_offsets, earliest=earliest,
-                                  report=self._report)
+        # Partitions deleted between `start` and `end` were reported by the latestOffset call
+        # that planned `end`. Here `start` may also be a re-resolved initialOffset (batch 0 re-run
+        # after a restart) naming partitions created since `end` was planned: not data loss,
+        # the next batch reads them as new partitions.
+        start_offsets = {tp: o for tp, o in off.from_json(start).items() if tp in end_offsets}
+        begin = off.resolve_start(start_offsets, latest=end_offsets, earliest=earliest, report=self._report)
         from connector.kafka import plan_ranges
 
         ranges = plan_ranges(begin, end_offsets, min_partitions=self.setup.options.min_partitions,

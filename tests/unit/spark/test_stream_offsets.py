@@ -85,3 +85,20 @@ def test_report_can_raise_to_fail_the_query():
 
     with pytest.raises(RuntimeError, match="PARTITIONS_DELETED"):
         off.resolve_start({A0: 1}, latest={}, earliest={}, report=strict)
+
+
+def test_hold_back_waits_for_min_rows_until_the_delay_passes():
+    start = {A0: 10, A1: 0}
+    begin = dict(start)
+    kw = dict(min_rows=30, max_delay_ms=1000)
+    assert off.hold_back(start, begin, {A0: 25, A1: 10}, waited_ms=0, **kw)          # 25 new < 30
+    assert not off.hold_back(start, begin, {A0: 30, A1: 10}, waited_ms=0, **kw)      # 30 new
+    assert not off.hold_back(start, begin, {A0: 11, A1: 0}, waited_ms=1000, **kw)    # delay passed
+    # a partition that appeared since `start` counts from where it begins
+    assert not off.hold_back(start, {**begin, B0: 0}, {A0: 10, A1: 0, B0: 30}, waited_ms=0, **kw)
+
+
+def test_hold_back_never_delays_a_symbolic_latest_start():
+    # `latest` re-resolves to "now" on every call: waiting would skip what arrives meanwhile.
+    assert not off.hold_back({A0: off.LATEST}, {A0: 50}, {A0: 50}, min_rows=30, waited_ms=0, max_delay_ms=10**9)
+    assert off.hold_back({A0: off.EARLIEST}, {A0: 40}, {A0: 50}, min_rows=30, waited_ms=0, max_delay_ms=10**9)
