@@ -213,16 +213,19 @@ class KafkaOffsetReader:
         return self._list_offsets(tps, LATEST, "listing latest offsets")
 
     def by_timestamp(self, tps: Iterable[TP], timestamps: Mapping[TP, int] | int, *,
-                     is_ending: bool = False, strategy: str = "error") -> dict[TP, int]:
+                     is_ending: bool = False, strategy: str = "error",
+                     symbolic_latest: bool = False) -> dict[TP, int]:
         """Earliest offset whose timestamp is >= the one given, per partition.
 
-        Partitions with no such record resolve per :func:`apply_timestamp_results`.
+        Partitions with no such record resolve per :func:`apply_timestamp_results`; with
+        ``symbolic_latest`` those that resolve to latest are returned as :data:`LATEST` (-1)
+        instead of today's latest offset (a streaming start must stay restart-safe).
         """
         tps = list(tps)
         req = {tp: (timestamps if isinstance(timestamps, int) else timestamps[tp]) for tp in tps}
         found = self._list_offsets(tps, req, "looking up offsets by timestamp")
         need_latest = [tp for tp in tps if found.get(tp, -1) < 0]
-        latest = self.latest(need_latest) if need_latest else {}
+        latest = None if symbolic_latest else (self.latest(need_latest) if need_latest else {})
         return apply_timestamp_results(req, found, is_ending=is_ending, strategy=strategy,
                                        latest=latest)
 

@@ -74,15 +74,12 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with no record at or after the timestamp (strategy ``latest``) stay symbolic -1 like a
         ``latest`` start, so a restart before batch 0 completes does not move them forward."""
         reader = self._reader()
-        found = reader.resolve(spec, tps)
-        if spec.strategy != "latest":
-            return found
-        # A matched offset is below the high watermark it was found under; only an unmatched
-        # partition resolves to the latest offset itself. (One that received records between
-        # the two look-ups stays concrete: a window of milliseconds, closed for good once
-        # KafkaOffsetReader can answer "no match" as -1 itself.)
-        latest = reader.latest(list(found))
-        return {tp: off.LATEST if o >= latest[tp] else o for tp, o in found.items()}
+        if spec.kind == "timestamp":
+            return reader.by_timestamp(tps, int(spec.timestamp or 0), strategy=spec.strategy,
+                                       symbolic_latest=True)
+        given = spec.as_dict()
+        return reader.by_timestamp([tp for tp in tps if tp in given], given, strategy=spec.strategy,
+                                   symbolic_latest=True)
 
     def getDefaultReadLimit(self):
         # Python data sources have no composite limit: maxOffsetsPerTrigger wins and the
