@@ -63,8 +63,16 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             elif kind == "earliest":
                 self._initial = off.to_json({tp: off.EARLIEST for tp in tps})
             elif kind == "offsets":
-                # Keep -1/-2 symbolic; partitions the JSON leaves out start at earliest.
-                self._initial = off.to_json(start_spec.as_dict())
+                # Keep -1/-2 symbolic. Like Spark, the JSON must name every partition read.
+                given = start_spec.as_dict()
+                if set(given) != set(tps):
+                    from connector.errors import ConfigError
+
+                    raise ConfigError(
+                        "If startingOffsets contains specific offsets, you must specify all "
+                        "TopicPartitions. Use -1 for latest, -2 for earliest.\n"
+                        f"Specified: {sorted(given)} Assigned: {sorted(tps)}")
+                self._initial = off.to_json(given)
             else:
                 self._initial = off.to_json(self._timestamp_start(start_spec, tps))
         return self._initial

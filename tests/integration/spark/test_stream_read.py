@@ -419,9 +419,11 @@ def test_starting_offsets_forms(spark, kafka, setup, tmp_path):
     assert sorted((p, o) for p, o, _, _ in got.rows) == (
         [(0, o) for o in range(7, 10)] + [(1, o) for o in range(10)] + [(3, o) for o in range(3, 10)])
     assert run("latest", startingOffsets="latest").ids == []
-    # (strategy=latest is covered by test_timestamp_start_without_a_match_survives_a_restart)
     from pyspark.errors import StreamingQueryException
 
+    with pytest.raises(StreamingQueryException, match="must specify all TopicPartitions"):
+        run("json-partial", startingOffsets=json.dumps({topic: {"0": 1}}))
+    # (strategy=latest is covered by test_timestamp_start_without_a_match_survives_a_restart)
     with pytest.raises(StreamingQueryException, match="timestamp"):
         run("ts-error", startingTimestamp=str(int(time.time() * 1000)))
 
