@@ -56,6 +56,13 @@ class Pipeline:
     limits: object
     protobuf_indexes: bool
     key_protobuf_indexes: bool
+    # (topic, values in param_names order) when the topics are fixed (every parameter given).
+    param_values: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
+    # (regex group, parameter name): group names differ from parameter names that are not
+    # identifiers (``sales-region``); empty means "groups are named after the parameters".
+    param_groups: tuple[tuple[str, str], ...] = ()
+    # Parameters given as options while others stay open: constant columns.
+    param_given: tuple[tuple[str, str], ...] = ()
 
     def needs_headers(self) -> bool:
         return self.include_headers or self.framing.startswith("header-") or self.key_framing.startswith("header-")
@@ -132,7 +139,8 @@ class Pipeline:
         if self.schema_id_kind != "none":
             cols[SCHEMA_ID_COLUMN] = schema_ids
         if self.param_names:
-            cols.update(_param_columns(raw.column("topic"), self.param_pattern, self.param_names))
+            cols.update(_param_columns(raw.column("topic"), self.param_pattern, self.param_names,
+                                       dict(self.param_values), self.param_groups, dict(self.param_given)))
         if self.mode == "PERMISSIVE":
             cols[ERROR_COLUMN] = error
             cols[RAW_VALUE_COLUMN] = value_raw
@@ -226,17 +234,34 @@ def _id_at(parsed, i: int):
     return str(uuid.UUID(bytes=g)) if g else None
 
 
-def _param_columns(topics: pa.Array, pattern: str | None, names: tuple[str, ...]) -> dict[str, pa.Array]:
+def _param_columns(topics: pa.Array, pattern: str | None, names: tuple[str, ...], fixed: dict | None = None,
+                   groups: tuple[tuple[str, str], ...] = (), given: dict | None = None) -> dict[str, pa.Array]:
+    """Address parameter columns: from ``fixed`` (topic → values) when the topics were fixed on
+    the driver, else the ``given`` values plus the ``groups`` of ``pattern``; one match per
+    distinct topic."""
     import re
 
     rx = re.compile(pattern) if pattern else None
+    if rx is not None and not groups:
+        groups = tuple((n, n) for n in names if n in rx.groupindex)
     encoded = pc.dictionary_encode(topics)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     out = {}
     dictionary = encoded.dictionary.to_pylist()
-    matches = [rx.fullmatch(t) if rx and t is not None else None for t in dictionary]
-    for name in names:
-        values = pa.array([m.group(name) if m else None for m in matches], pa.string())
+    rows = []
+    for t in dictionary:
+        if fixed and t in fixed:
+            rows.append(tuple(fixed[t]))
+            continue
+        m = rx.fullmatch(t) if rx and t is not None else None
+        if m is None:
+            rows.append((None,) * len(names))
+            continue
+        values = dict(given or {})
+        values.update((name, m.group(group)) for group, name in groups)
+        rows.append(tuple(values.get(n) for n in names))
+    for j, name in enumerate(names):
+        values = pa.array([r[j] for r in rows], pa.string())
         out[name] = values.take(encoded.indices)
     return out

@@ -179,7 +179,12 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     schema_id_kind = "none" if framing == "none" else ("string" if framing in _GUID_FRAMINGS else "long")
     if schema_id_kind != "none":
         fields.append(StructField(SCHEMA_ID_COLUMN, StringType() if schema_id_kind == "string" else LongType(), True))
-    param_names = tuple(getattr(plan, "param_names", ()) or ()) if not plan.topics else ()
+    # Address parameters are columns whether or not the read pins them (channel.param.*): the
+    # output schema must not depend on which topics an option happens to select.
+    param_names = tuple(getattr(plan, "param_names", ()) or ())
+    param_values = ()
+    if param_names and plan.topics:
+        param_values = tuple((t, tuple(plan.topic_params(t).get(n) for n in param_names)) for t in plan.topics)
     for name in param_names:
         fields.append(StructField(name, StringType(), True))
     if opts.mode == "PERMISSIVE":
@@ -196,7 +201,10 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         arrow_schema=arrow_schema, value_decoder=value_decoder, key_decoder=key_decoder,
         framing=framing, key_framing=key_framing, key_as_string=key_as_string, mode=opts.mode,
         include_headers=opts.include_headers, value_shape=opts.value_shape, schema_id_kind=schema_id_kind,
-        param_pattern=plan.topic_pattern if param_names else None, param_names=param_names, limits=limits,
+        param_pattern=plan.topic_pattern if param_names and not plan.topics else None,
+        param_names=param_names, param_values=param_values,
+        param_groups=tuple(getattr(plan, "param_groups", ()) or ()) if param_names else (),
+        param_given=tuple(getattr(plan, "param_values", ()) or ()) if param_names else (), limits=limits,
         protobuf_indexes=is_proto and framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
         key_protobuf_indexes=key_decoder is not None and _is_protobuf({None: key_spec})
         and key_framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
