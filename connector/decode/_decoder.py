@@ -253,7 +253,8 @@ class Decoder:
         if key[1] is not None and self.fmt != "json":
             try:
                 writer = lookup(key)
-            except Exception as e:  # noqa: BLE001 - registry errors become row errors
+            except Exception as e:  # noqa: BLE001 - the record's own fault becomes a row error
+                raise_unless_records_fault(e, label)
                 book.fail(rows, f"schema lookup failed for schema id {label}: "
                                 f"{type(e).__name__}: {e}")
                 return
@@ -267,6 +268,26 @@ class Decoder:
                 return
         for path, sub in row_groups(parsed, rows, self.fmt == "protobuf"):
             yield (writer, path), sub
+
+
+def raise_unless_records_fault(e: Exception, label: str) -> None:
+    """Re-raise lookup failures that are not the record's fault.
+
+    Spark's parse modes cover malformed input only. A registry that is down, refuses our
+    credentials or TLS, or is not configured must fail the task (Spark retries it): turning
+    valid records into PERMISSIVE error rows or DROPMALFORMED drops would lose them silently.
+    Only an id the registry does not know, or a schema it returns that cannot be used, marks
+    the record itself as bad.
+    """
+    from registry import RegistryError, SchemaNotFound, SchemaParseError
+
+    from connector.errors import ConfigError
+
+    if isinstance(e, (SchemaNotFound, SchemaParseError)):
+        return
+    if isinstance(e, (RegistryError, ConfigError)):
+        e.add_note(f"while looking up writer schema id {label}")
+        raise e
 
 
 def payloads_of(parsed, rows: np.ndarray) -> pa.Array:

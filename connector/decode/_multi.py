@@ -6,7 +6,8 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from connector.decode._decoder import (
-    Decoder, RowBook, _why, build_decoder, label_of, payloads_of, row_groups, scatter, schema_format,
+    Decoder, RowBook, _why, build_decoder, label_of, payloads_of, raise_unless_records_fault, row_groups,
+    scatter, schema_format,
 )
 from connector.decode._options import DecodeOptions, DecodeResult  # noqa: F401
 from connector.errors import ConfigError, SchemaMappingError
@@ -63,7 +64,8 @@ class MultiDecoder:
                     writer = lookup(key)
                     if schema_format(writer) != self.fmt:
                         raise SchemaMappingError(f"schema is {schema_format(writer)}, expected {self.fmt}")
-                except Exception as e:  # noqa: BLE001 - lookup/registry failures → row errors
+                except Exception as e:  # noqa: BLE001 - the record's own fault → row errors
+                    raise_unless_records_fault(e, label)
                     book.fail(rows, f"schema lookup failed for schema id {label}: "
                                     f"{type(e).__name__}: {e}")
                     continue

@@ -9,7 +9,7 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from conftest import FAST, REFERENCE, Spec, avro_bytes, binary, framed
+from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, avro_bytes, binary, framed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import Spec, avro_bytes, binary, framed
+from tests.unit.decode.decode_helpers import Spec, avro_bytes, binary, framed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from registry import Schema, SchemaType

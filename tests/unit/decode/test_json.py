@@ -7,7 +7,7 @@ import json
 import orjson
 import pyarrow as pa
 import pytest
-from conftest import FAST, REFERENCE, Spec, binary, framed
+from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, binary, framed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import Spec, binary, framed
+from tests.unit.decode.decode_helpers import Spec, binary, framed
 from wireformat import encode_frame, encode_protobuf_indexes
 
 from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
