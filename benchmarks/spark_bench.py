@@ -1,0 +1,199 @@
+"""Spark end to end (``local[2]``) against baselines measured in the same run.
+
+1. ``spark.read.format("asyncapi-kafka")...write.format("noop")`` over several topics on the
+   librdkafka mock cluster vs a raw confluent-kafka consume loop (``value()`` only) over the
+   same partitions of the same broker. The mock cluster keeps only ~5 MB per partition
+   (FACTS.md), so the records are spread over topics × 4 partitions and the low watermarks
+   are checked to be 0 before timing.
+2. The column function ``from_registry`` over an in-memory (cached) DataFrame of framed
+   bytes vs the decode path alone on the same bytes in this process: the Spark overhead.
+
+Run: ``/work/venv/bin/python benchmarks/spark_bench.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import fastavro
+import pyarrow as pa
+
+from benchmarks.decode_bench import AVRO, Spec, median_rate, records
+from benchmarks.kafka_read_bench import raw_loop
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers on this interpreter (FACTS.md)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+TOPIC_PREFIX = "bench-e2e-"
+
+
+def spark_session():
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("asyncapi-kafka-bench")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+             .config("spark.pyspark.python", sys.executable).config("spark.driver.memory", "1g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _document(bootstrap: str, registry_url: str) -> str:
+    doc = {
+        "asyncapi": "3.0.0", "info": {"title": "Bench", "version": "1.0.0"},
+        "servers": {"local": {"host": bootstrap, "protocol": "kafka", "bindings": {"kafka": {
+            "schemaRegistryUrl": registry_url, "schemaRegistryVendor": "confluent", "bindingVersion": "0.5.0"}}}},
+        "channels": {"payments": {"address": TOPIC_PREFIX + "{shard}", "parameters": {"shard": {}},
+                                  "messages": {"payment": {"$ref": "#/components/messages/Payment"}}}},
+        "operations": {"readPayments": {"action": "receive", "channel": {"$ref": "#/channels/payments"}}},
+        "components": {"messages": {"Payment": {
+            "name": "Payment",
+            "payload": {"schemaFormat": "application/vnd.apache.avro;version=1.9.0", "schema": AVRO},
+            "bindings": {"kafka": {"schemaIdLocation": "payload", "schemaIdPayloadEncoding": "confluent",
+                                   "bindingVersion": "0.5.0"}}}}},
+    }
+    return json.dumps(doc)
+
+
+def _framed(n: int, sid: int, distinct: int = 5000) -> list[bytes]:
+    parsed = fastavro.parse_schema(AVRO)
+    out = []
+    for r in records(min(n, distinct)):
+        b = io.BytesIO()
+        fastavro.schemaless_writer(b, parsed, r)
+        out.append(b"\x00" + sid.to_bytes(4, "big") + b.getvalue())
+    return [out[i % len(out)] for i in range(n)]
+
+
+def _timed(fn, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def end_to_end(spark, total: int = 400_000, topics: int = 4, runs: int = 3, out: dict | None = None) -> dict:
+    """records/s of the source (noop sink) and of a raw consume loop, same broker, same run."""
+    from connector.kafka import EmbeddedKafka, KafkaOffsetReader
+    from registry import RegistryServer
+
+    out = {} if out is None else out
+    with RegistryServer() as registry, EmbeddedKafka() as kafka:
+        sid = registry.register("payments-value", json.dumps(AVRO))
+        values = _framed(total, sid)
+        names = [f"{TOPIC_PREFIX}{t}" for t in range(topics)]
+        per_topic = total // topics
+        for t, name in enumerate(names):
+            chunk = values[t * per_topic:(t + 1) * per_topic]
+            for p in range(4):
+                kafka.produce_many(name, chunk[p::4], partition=p, flush=False)
+        kafka.flush()
+        with KafkaOffsetReader(kafka.conf) as r:
+            tps = r.partitions_for(names)
+            ends = r.latest(tps)
+            lows = r.earliest(tps)
+        produced = sum(ends.values())
+        if any(lows.values()) or produced != per_topic * topics:
+            raise RuntimeError(f"mock broker dropped records (low watermarks {lows}); use fewer per partition")
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write(_document(kafka.bootstrap_servers, registry.url))
+            doc_path = f.name
+
+        def spark_read():
+            (spark.read.format("asyncapi-kafka").option("asyncapi", doc_path).option("channel", "payments")
+             .load().write.format("noop").mode("overwrite").save())
+
+        import pyspark_asyncapi_kafka  # noqa: F401  (auto-registration, as PySpark does it)
+
+        n_rows = spark.read.format("asyncapi-kafka").option("asyncapi", doc_path) \
+            .option("channel", "payments").load().count()  # warm-up: workers, consumers, schemas
+        if n_rows != produced:
+            raise RuntimeError(f"source read {n_rows} rows, {produced} produced")
+        raw = statistics.median(_timed(lambda: raw_loop(kafka.conf, ends), runs))
+        src = statistics.median(_timed(spark_read, runs))
+        out["spark e2e: raw confluent-kafka consume loop"] = produced / raw
+        out["spark e2e: asyncapi-kafka source -> noop (local[2])"] = produced / src
+        os.unlink(doc_path)
+    return out
+
+
+def column_function(spark, n: int = 200_000, runs: int = 3, out: dict | None = None) -> dict:
+    """records/s of ``from_registry`` in Spark vs the decode path alone on the same bytes."""
+    from connector.decode import DecodeOptions, build_decoder
+    from connector.spark.functions import from_registry
+    from registry import RegistryConfig, RegistryServer, client_for
+    from wireformat import parse_frames
+
+    out = {} if out is None else out
+    with RegistryServer() as registry:
+        sid = registry.register("payments-value", json.dumps(AVRO))
+        values = pa.array(_framed(n, sid), pa.binary())
+        df = spark.createDataFrame(pa.table({"value": values})).repartition(2).cache()
+        assert df.count() == n
+        col = from_registry("value", schema_id=sid, registry_url=registry.url)
+
+        def in_spark():
+            df.select(col.alias("v")).write.format("noop").mode("overwrite").save()
+
+        in_spark()  # warm-up: Python workers, decoder and registry caches
+        rate = n / statistics.median(_timed(in_spark, runs))
+
+        # Spark's own floor for an Arrow UDF over this column: binary length, no decoding
+        length = _length_udf()
+
+        def floor():
+            df.select(length("value").alias("n")).write.format("noop").mode("overwrite").save()
+
+        floor()
+        floor_rate = n / statistics.median(_timed(floor, runs))
+        dec = build_decoder(Spec("avro", json.dumps(AVRO)), options=DecodeOptions())
+        lookup = client_for(RegistryConfig.from_options({"schema.registry.url": registry.url})).lookup
+
+        def alone():
+            assert dec.decode(parse_frames(values, "confluent"), lookup).errors.null_count == n
+
+        alone()
+        out["column fn: decode path alone (1 core, this process)"] = median_rate(alone, n, runs)
+        out["column fn: from_registry in Spark -> noop (local[2])"] = rate
+        out["column fn: trivial arrow_udf (binary length) in Spark"] = floor_rate
+        df.unpersist()
+    return out
+
+
+def _length_udf():
+    import pyarrow.compute as pc
+    from pyspark.sql.functions import arrow_udf
+
+    def length(v: pa.Array) -> pa.Array:
+        return pc.binary_length(v).cast(pa.int64())
+
+    return arrow_udf(length, "long")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    spark = spark_session()
+    out: dict[str, float] = {}
+    try:
+        end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
+        column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
+    finally:
+        spark.stop()
+    for k, v in out.items():
+        print(f"{k:<55}{v:>14,.0f} rec/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,408 @@
+"""Column functions: decode raw Kafka bytes held in any DataFrame, e.g. Spark's ``format("kafka")``.
+
+The same vectorized path as the ``asyncapi-kafka`` source (``wireformat.parse_frames`` then
+``connector.decode``) runs inside Arrow UDFs (``pyspark.sql.functions.arrow_udf``): Spark
+hands each Python worker a ``pyarrow.BinaryArray`` and gets a ``StructArray`` back, so
+binary columns are never converted to pandas or Python objects.
+
+The output type is fixed on the driver when the column is built (from ``schema`` or from
+the registry); decoders and registry clients are created lazily in each Python worker and
+cached there (keyed by configuration and process id), so the registry is asked once per
+distinct schema id per worker process, however many rows and tasks.
+
+Examples
+--------
+>>> from connector.spark.functions import from_registry, strip_header
+>>> df = spark.read.format("kafka").option("subscribe", "orders").load()  # doctest: +SKIP
+>>> df.select(from_registry("value", subject="orders-value",
+...                         registry_url="http://registry:8081").alias("order"))  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+from typing import Any, Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector.errors import ConfigError, DecodeError
+
+__all__ = ["from_registry", "schema_id", "strip_header"]
+
+_MODES = ("FAILFAST", "PERMISSIVE")
+_INDEX_FRAMINGS = ("confluent", "confluent-guid", "header-confluent", "auto")
+_HEADER_FIELDS = (("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
+                  ("payload", pa.binary()), ("error", pa.string()))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spec:
+    """A reader schema given inline (the shape ``build_decoder`` accepts)."""
+
+    format: str
+    text: str
+    message_name: str | None = None
+
+
+# -- executor side ------------------------------------------------------------------------
+_LOOKUPS: dict[tuple, Any] = {}
+_LOOKUPS_LOCK = threading.Lock()
+
+
+def _lookup_for(config) -> Any:
+    """Per-worker-process schema lookup; ``None`` config means writer = reader schema."""
+    if config is None:
+        return _no_registry
+    key = (config, os.getpid())
+    fn = _LOOKUPS.get(key)
+    if fn is None:
+        from registry import client_for
+
+        with _LOOKUPS_LOCK:
+            fn = _LOOKUPS.setdefault(key, client_for(config).lookup)
+    return fn
+
+
+def _no_registry(key):
+    return None  # the decoder then reads each payload with the reader schema
+
+
+@dataclasses.dataclass(frozen=True)
+class _DecodeJob:
+    """Everything a worker needs to decode one batch (picklable primitives + a Decoder)."""
+
+    decoder: Any
+    framing: str
+    registry_config: Any
+    mode: str
+    with_errors: bool
+    protobuf_indexes: bool
+    out_type: pa.DataType  # the Arrow type Spark expects back
+
+    def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
+        from wireformat import ErrorCode, parse_frames
+
+        values = _binary(values)
+        parsed = parse_frames(values, self.framing, headers=headers,
+                              protobuf_indexes=self.protobuf_indexes)
+        result = self.decoder.decode(parsed, _lookup_for(self.registry_config))
+        # A null input (tombstone) is a null output, not a malformed record.
+        null_in = parsed.error == ErrorCode.NULL_VALUE
+        errors = result.errors
+        if null_in.any():
+            errors = pc.if_else(pa.array(null_in), pa.nulls(len(errors), pa.string()), errors)
+        if self.mode == "FAILFAST" and errors.null_count < len(errors):
+            i = int(np.flatnonzero(pc.is_valid(errors).to_numpy(zero_copy_only=False))[0])
+            sid = result.schema_ids[i].as_py() if result.schema_ids is not None else None
+            raise DecodeError(
+                f"from_registry: malformed record at row {i} of the batch: {errors[i].as_py()}. "
+                "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True (error text per row)",
+                schema_id=sid)
+        value = result.values
+        if self.with_errors:
+            value_type = self.out_type.field(0).type
+            out = pa.StructArray.from_arrays([_cast(value, value_type), errors.cast(pa.string())],
+                                             fields=list(self.out_type))
+            return out
+        return _cast(value, self.out_type)
+
+
+@dataclasses.dataclass(frozen=True)
+class _HeaderJob:
+    framing: str
+
+    def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
+        from wireformat import Framing, error_messages, parse_frames
+
+        values = _binary(values)
+        parsed = parse_frames(values, self.framing, headers=headers)
+        names = pa.array([None] + [f.value for f in Framing if f.code != 0], pa.string())
+        codes = [0] + [f.code for f in Framing if f.code != 0]
+        lut = np.zeros(max(codes) + 1, np.int32)
+        lut[codes] = np.arange(len(codes), dtype=np.int32)
+        framing = names.take(pa.array(lut[parsed.framing]))
+        int_id = parsed.int_id.cast(pa.int64())
+        cols = [framing, int_id, _guid_text(parsed.guid), parsed.payload, error_messages(parsed.error)]
+        mask = pc.is_null(values)
+        return pa.StructArray.from_arrays(cols, fields=[pa.field(n, t) for n, t in _HEADER_FIELDS],
+                                          mask=mask)
+
+
+def _binary(arr) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if pa.types.is_binary(arr.type) else arr.cast(pa.binary())
+
+
+def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if arr.type.equals(typ) else arr.cast(typ)
+
+
+_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
+_DASHES = (8, 12, 16, 20)
+
+
+def _guid_text(guid: pa.Array) -> pa.Array:
+    """16-byte GUIDs → canonical 36-char UUID text, vectorized (null where no GUID)."""
+    n = len(guid)
+    if guid.null_count == n:
+        return pa.nulls(n, pa.string())
+    raw = np.frombuffer(guid.buffers()[1], np.uint8)[guid.offset * 16:(guid.offset + n) * 16].reshape(n, 16)
+    hexed = np.empty((n, 32), np.uint8)
+    hexed[:, 0::2] = _HEX[raw >> 4]
+    hexed[:, 1::2] = _HEX[raw & 15]
+    parts = np.split(hexed, [8, 12, 16, 20], axis=1)
+    dash = np.full((n, 1), ord("-"), np.uint8)
+    text = np.concatenate([parts[0], dash, parts[1], dash, parts[2], dash, parts[3], dash, parts[4]], axis=1)
+    offsets = np.arange(0, 36 * (n + 1), 36, dtype=np.int32)
+    validity = guid.buffers()[0]
+    if validity is not None and guid.offset:
+        validity = pc.is_valid(guid).buffers()[1]
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text.tobytes()), validity,
+                                       guid.null_count)
+
+
+# -- driver side --------------------------------------------------------------------------
+def _registry_config(options: Mapping[str, str] | None, registry_url: str | None):
+    from registry import RegistryConfig
+
+    merged: dict[str, str] = {}
+    for k, v in (options or {}).items():
+        key = str(k).strip().lower()
+        if not key.startswith("schema.registry."):
+            raise ConfigError(f"unknown option {k!r}: from_registry options are the source's "
+                              "'schema.registry.*' settings")
+        merged[key] = v
+    if registry_url:
+        merged["schema.registry.url"] = registry_url
+    if not (merged.get("schema.registry.url") or merged.get("schema.registry.file.path")
+            or merged.get("schema.registry.vendor") in ("aws-glue", "glue")):
+        return None
+    return RegistryConfig.from_options(merged)
+
+
+def _guess_format(text: str) -> str:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return "protobuf"  # .proto source is not JSON
+    if isinstance(doc, (str, list)) or (isinstance(doc, dict) and doc.get("type") in
+                                        ("record", "enum", "fixed", "array", "map")
+                                        and "properties" not in doc and "items" not in doc):
+        return "avro"
+    return "json"
+
+
+def _reader(schema, fmt, message, subject, sid, version, config):
+    if schema is not None:
+        text = schema if isinstance(schema, str) else json.dumps(schema)
+        return _Spec((fmt or _guess_format(text)).lower(), text, message)
+    if config is None:
+        raise ConfigError("from_registry needs a reader schema: pass schema=..., or schema_id=/subject= "
+                          "together with registry_url= (or options={'schema.registry.url': ...})")
+    from registry import client_for
+
+    client = client_for(config)
+    if sid is not None:
+        return client.get_schema_by_id(int(sid))
+    if subject:
+        if version is None or str(version).lower() == "latest":
+            return client.get_latest(subject)
+        return client.get_version(subject, int(version))
+    raise ConfigError("from_registry needs schema=, schema_id= or subject=")
+
+
+def _apply(job, col, headers):
+    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    spark_type = from_arrow_type(job.out_type)
+    if headers is None:
+        def run(values: pa.Array) -> pa.Array:
+            return job.run(values)
+        return arrow_udf(run, spark_type)(_col(col))
+
+    def run_h(values: pa.Array, hdrs: pa.Array) -> pa.Array:
+        return job.run(values, hdrs)
+    return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
+
+
+def _col(c):
+    from pyspark.sql.functions import col as _c
+
+    return _c(c) if isinstance(c, str) else c
+
+
+def from_registry(col, *, schema: str | dict | None = None, subject: str | None = None,
+                  schema_id: int | None = None, version: int | str | None = None,
+                  registry_url: str | None = None, options: Mapping[str, str] | None = None,
+                  format: str | None = None, wire_format: str = "confluent",  # noqa: A002
+                  mode: str = "FAILFAST", with_errors: bool = False, message: str | None = None,
+                  headers=None):
+    """Decode a column of schema-registry framed Kafka bytes into a typed struct column.
+
+    Each row's writer schema comes from its frame (looked up in the registry once per
+    distinct id per worker process) and is resolved to the reader schema, so one column may
+    mix records of several schema versions.
+
+    Parameters
+    ----------
+    col : Column or str
+        The binary column (e.g. ``value`` of ``spark.read.format("kafka")``).
+    schema : str or dict, optional
+        Reader schema given inline: Avro schema JSON, JSON Schema text or ``.proto`` source.
+    subject, version : str, int or "latest", optional
+        Reader schema = this registry subject's version (latest when omitted).
+    schema_id : int, optional
+        Reader schema = this registry id.
+    registry_url : str, optional
+        Shorthand for ``options={"schema.registry.url": ...}``.
+    options : dict, optional
+        The source's ``schema.registry.*`` settings (auth, TLS, vendor, timeouts...).
+        Without any registry setting, every row is read with the inline ``schema`` as writer.
+    format : {"avro", "json", "protobuf"}, optional
+        Payload format of an inline ``schema`` (guessed from its text when omitted).
+    wire_format : str
+        A ``wireformat.Framing`` value: ``"confluent"`` (default), ``"confluent-guid"``,
+        ``"glue"``, ``"apicurio-legacy"``, ``"apicurio-new"``, ``"auto"``, ``"none"``, or a
+        header framing (then pass ``headers``).
+    mode : {"FAILFAST", "PERMISSIVE"}
+        FAILFAST raises :class:`connector.errors.DecodeError` (surfacing in Spark as a
+        ``PythonException``) naming the row's schema id and the cause; PERMISSIVE gives null.
+    with_errors : bool
+        Return ``struct<value: ..., error: string>``: ``error`` holds the reason text for
+        bad rows (null otherwise). Implies PERMISSIVE. This is how to see *why* rows are null.
+    message : str, optional
+        Protobuf: the message to read when the ``.proto`` holds several.
+    headers : Column or str, optional
+        The Kafka ``headers`` column, required by the ``header-*`` framings.
+
+    Returns
+    -------
+    Column
+        A struct column of the decoded value (null for null input).
+
+    Examples
+    --------
+    >>> import json
+    >>> from wireformat import encode_frame
+    >>> from connector.spark.functions import from_registry
+    >>> schema = '{"type": "object", "properties": {"n": {"type": "integer"}}}'
+    >>> df = spark.createDataFrame([(encode_frame("confluent", 1, b'{"n": 5}'),)], "value binary")
+    >>> df.select(from_registry("value", schema=schema, format="json").alias("v")).first().v.n
+    5
+    >>> bad = spark.createDataFrame([(b"junk",)], "value binary")
+    >>> row = bad.select(from_registry("value", schema=schema, format="json", with_errors=True)
+    ...                  .alias("r")).first().r
+    >>> row.value is None, row.error.startswith("unknown magic byte")
+    (True, True)
+    """
+    from connector.decode import DecodeOptions, build_decoder
+    from wireformat import Framing
+
+    mode = str(mode).upper()
+    if mode not in _MODES:
+        raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    try:
+        framing = Framing(wire_format).value
+    except ValueError as e:
+        raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
+                          + ", ".join(f.value for f in Framing)) from e
+    if framing.startswith("header-") and headers is None:
+        raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
+    config = _registry_config(options, registry_url)
+    reader = _reader(schema, format, message, subject, schema_id, version, config)
+    decoder = build_decoder(reader, options=DecodeOptions(format=format, protobuf_message=message))
+    if with_errors:
+        mode = "PERMISSIVE"
+        out_type = pa.struct([pa.field("value", decoder.arrow_type), pa.field("error", pa.string())])
+    else:
+        out_type = decoder.arrow_type
+    job = _DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode,
+                     with_errors=with_errors,
+                     protobuf_indexes=decoder.fmt == "protobuf" and framing in _INDEX_FRAMINGS,
+                     out_type=_spark_arrow(out_type))
+    return _apply(job, col, headers)
+
+
+def _spark_arrow(t: pa.DataType) -> pa.DataType:
+    """The Arrow type Spark round-trips for ``t`` (what the UDF must hand back)."""
+    from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
+
+    return to_arrow_type(from_arrow_type(t), timezone="UTC")
+
+
+def strip_header(col, wire_format: str = "auto", *, headers=None):
+    """Parse only the schema-registry header of each row: no registry, no decoding.
+
+    Parameters
+    ----------
+    col : Column or str
+        The binary column.
+    wire_format : str
+        A ``wireformat.Framing`` value; ``"auto"`` (default) picks per row by magic byte
+        (0x00 Confluent, 0x01 Confluent GUID, 0x03 Glue).
+    headers : Column or str, optional
+        The Kafka ``headers`` column, for the ``header-*`` framings.
+
+    Returns
+    -------
+    Column
+        ``struct<framing: string, schema_id: bigint, schema_guid: string, payload: binary,
+        error: string>``: the framing found, the integer id or the GUID (as UUID text), the
+        payload without its header, and the reason when the header could not be parsed.
+        Null input gives a null struct.
+
+    Examples
+    --------
+    >>> from wireformat import encode_frame
+    >>> from connector.spark.functions import strip_header
+    >>> df = spark.createDataFrame([(encode_frame("confluent", 7, b"abc"),)], "value binary")
+    >>> r = df.select(strip_header("value").alias("h")).first().h
+    >>> r.framing, r.schema_id, r.payload
+    ('confluent', 7, b'abc')
+    """
+    from wireformat import Framing
+
+    try:
+        framing = Framing(wire_format).value
+    except ValueError as e:
+        raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
+                          + ", ".join(f.value for f in Framing)) from e
+    if framing.startswith("header-") and headers is None:
+        raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
+    job = _HeaderJob(framing)
+    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
+
+    spark_type = StructType([StructField("framing", StringType()), StructField("schema_id", LongType()),
+                             StructField("schema_guid", StringType()), StructField("payload", BinaryType()),
+                             StructField("error", StringType())])
+    if headers is None:
+        def run(values: pa.Array) -> pa.Array:
+            return job.run(values)
+        return arrow_udf(run, spark_type)(_col(col))
+
+    def run_h(values: pa.Array, hdrs: pa.Array) -> pa.Array:
+        return job.run(values, hdrs)
+    return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
+
+
+def schema_id(col, wire_format: str = "auto", *, headers=None):
+    """Same as :func:`strip_header` (read ``.schema_id`` / ``.schema_guid`` of the result).
+
+    Examples
+    --------
+    >>> from wireformat import encode_frame
+    >>> from connector.spark.functions import schema_id
+    >>> df = spark.createDataFrame([(encode_frame("confluent", 7, b"abc"),)], "value binary")
+    >>> df.select(schema_id("value").schema_id.alias("id")).first().id
+    7
+    """
+    return strip_header(col, wire_format, headers=headers)
