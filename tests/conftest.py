@@ -104,3 +104,14 @@ def registry_server():
 
     with RegistryServer() as server:
         yield server
+
+
+@pytest.fixture()
+def write_doc(tmp_path):
+    """Write an AsyncAPI document (text) under tmp_path and return its path."""
+    def _write(text: str, name: str = "doc.yaml") -> str:
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return _write

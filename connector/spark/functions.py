@@ -218,11 +218,12 @@ def _reader(schema, fmt, message, subject, sid, version, config):
     raise ConfigError("from_registry needs schema=, schema_id= or subject=")
 
 
-def _apply(job, col, headers):
+def _apply(job, col, headers, spark_type=None):
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.pandas.types import from_arrow_type
 
-    spark_type = from_arrow_type(job.out_type)
+    if spark_type is None:
+        spark_type = from_arrow_type(job.out_type)
     if headers is None:
         def run(values: pa.Array) -> pa.Array:
             return job.run(values)
@@ -378,20 +379,12 @@ def strip_header(col, wire_format: str = "auto", *, headers=None):
     if framing.startswith("header-") and headers is None:
         raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
     job = _HeaderJob(framing)
-    from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
     spark_type = StructType([StructField("framing", StringType()), StructField("schema_id", LongType()),
                              StructField("schema_guid", StringType()), StructField("payload", BinaryType()),
                              StructField("error", StringType())])
-    if headers is None:
-        def run(values: pa.Array) -> pa.Array:
-            return job.run(values)
-        return arrow_udf(run, spark_type)(_col(col))
-
-    def run_h(values: pa.Array, hdrs: pa.Array) -> pa.Array:
-        return job.run(values, hdrs)
-    return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
+    return _apply(job, col, headers, spark_type)
 
 
 def schema_id(col, wire_format: str = "auto", *, headers=None):

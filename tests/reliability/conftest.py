@@ -43,16 +43,6 @@ def _fresh_registry_clients():
     clear_clients()
 
 
-@pytest.fixture()
-def write_doc(tmp_path):
-    def _write(text: str, name: str = "doc.yaml") -> str:
-        path = tmp_path / name
-        path.write_text(text)
-        return str(path)
-
-    return _write
-
-
 def assert_no_secret(where: str, text: object, secrets=PLANTED) -> None:
     """Fail naming the place and the secret when ``text`` contains a planted value."""
     s = text if isinstance(text, str) else (text.decode("latin-1") if isinstance(text, bytes) else str(text))
