@@ -195,14 +195,7 @@ class AsyncApiDocument:
                 default = v["enum"][0]
             variables[vname] = None if default is None else str(default)
         security = self._security(obj.get("security"), join_path(path, "security"))
-        bindings, bpath = self._bindings(obj, path)
-        kafka = pulsar = None
-        if bindings.get("kafka") is not None:
-            kpath = join_path(bpath, "kafka")
-            kafka = parse_kafka_server(self._get(bindings["kafka"], kpath), kpath)
-        if bindings.get("pulsar") is not None:
-            ppath = join_path(bpath, "pulsar")
-            pulsar = parse_pulsar_server(self._get(bindings["pulsar"], ppath), ppath)
+        kafka, pulsar = self._kafka_pulsar(obj, path, parse_kafka_server, parse_pulsar_server)
         self.servers[name] = Server(name, protocol, host, pathname, variables, security, kafka, pulsar,
                                     {k: v for k, v in obj.items() if k.startswith("x-")},
                                     obj.get("description") if isinstance(obj.get("description"), str) else None,
@@ -262,15 +255,19 @@ class AsyncApiDocument:
         return out
 
     def _channel_bindings(self, ch: dict, path: str):
-        bindings, bpath = self._bindings(ch, path)
-        kafka = pulsar = None
-        if bindings.get("kafka") is not None:
-            kpath = join_path(bpath, "kafka")
-            kafka = parse_kafka_channel(self._get(bindings["kafka"], kpath), kpath)
-        if bindings.get("pulsar") is not None:
-            ppath = join_path(bpath, "pulsar")
-            pulsar = parse_pulsar_channel(self._get(bindings["pulsar"], ppath), ppath)
-        return kafka, pulsar
+        return self._kafka_pulsar(ch, path, parse_kafka_channel, parse_pulsar_channel)
+
+    def _kafka_pulsar(self, obj: dict, path: str, parse_kafka, parse_pulsar):
+        """The Kafka and Pulsar bindings of a server or channel, parsed (None where absent)."""
+        bindings, bpath = self._bindings(obj, path)
+        out = []
+        for proto, parse in (("kafka", parse_kafka), ("pulsar", parse_pulsar)):
+            if bindings.get(proto) is None:
+                out.append(None)
+                continue
+            ppath = join_path(bpath, proto)
+            out.append(parse(self._get(bindings[proto], ppath), ppath))
+        return tuple(out)
 
     def _message(self, node, path: str, key: str | None, src: Source | None = None) -> Message:
         msg, msrc, chain = self._follow(node, path, src)

@@ -234,6 +234,20 @@ def _apply(job, col, headers, spark_type=None):
     return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
 
 
+def _framing_of(wire_format: str, headers) -> str:
+    """Validated framing name; header framings need the headers column."""
+    from wireformat import Framing
+
+    try:
+        framing = Framing(wire_format).value
+    except ValueError as e:
+        raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
+                          + ", ".join(f.value for f in Framing)) from e
+    if framing.startswith("header-") and headers is None:
+        raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
+    return framing
+
+
 def _col(c):
     from pyspark.sql.functions import col as _c
 
@@ -305,18 +319,11 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     (True, True)
     """
     from connector.decode import DecodeOptions, build_decoder
-    from wireformat import Framing
 
     mode = str(mode).upper()
     if mode not in _MODES:
         raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
-    try:
-        framing = Framing(wire_format).value
-    except ValueError as e:
-        raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
-                          + ", ".join(f.value for f in Framing)) from e
-    if framing.startswith("header-") and headers is None:
-        raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
+    framing = _framing_of(wire_format, headers)
     config = _registry_config(options, registry_url)
     reader = _reader(schema, format, message, subject, schema_id, version, config)
     decoder = build_decoder(reader, options=DecodeOptions(format=format, protobuf_message=message))
@@ -369,15 +376,7 @@ def strip_header(col, wire_format: str = "auto", *, headers=None):
     >>> r.framing, r.schema_id, r.payload
     ('confluent', 7, b'abc')
     """
-    from wireformat import Framing
-
-    try:
-        framing = Framing(wire_format).value
-    except ValueError as e:
-        raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
-                          + ", ".join(f.value for f in Framing)) from e
-    if framing.startswith("header-") and headers is None:
-        raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
+    framing = _framing_of(wire_format, headers)
     job = _HeaderJob(framing)
     from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
