@@ -21,10 +21,10 @@ import fastavro
 import orjson
 import pyarrow as pa
 
-from benchmarks.decode_bench import Spec, median_rate
+from benchmarks.decode_bench import Spec, confluent_loop, median_rate, our_path
 from connector.decode import DecodeOptions, build_decoder
 from registry import Schema, SchemaType
-from wireformat import encode_frame, encode_protobuf_indexes, parse_frames
+from wireformat import encode_frame, encode_protobuf_indexes
 
 _LONGS, _INTS, _DOUBLES, _FLOATS, _STRINGS, _BOOLS = range(0, 10), range(10, 15), range(15, 22), \
     range(22, 25), range(25, 35), range(35, 39)
@@ -155,9 +155,7 @@ def bench_avro(n: int, slow_n: int, out: dict) -> None:
     ctx = SerializationContext("wide", MessageField.VALUE)
     deser = AvroDeserializer(client)
 
-    def confluent():
-        for v in framed[:slow_n]:
-            deser(v, ctx)
+    confluent = confluent_loop(deser, ctx, framed, slow_n)
 
     def fa_loop():  # dicts only: from_pylist cannot take the long|string union column
         for v in framed[:slow_n]:
@@ -166,9 +164,7 @@ def bench_avro(n: int, slow_n: int, out: dict) -> None:
     reg = Schema(schema_type=SchemaType.AVRO, text=text, id=sid)
     dec = build_decoder(Spec("avro", text), options=DecodeOptions())
 
-    def ours():
-        res = dec.decode(parse_frames(values, "confluent"), lambda key: reg)
-        assert res.errors.null_count == n, res.errors.drop_null()[:1]
+    ours = our_path(dec, values, n, reg)
 
     ours()
     out["wide avro: confluent AvroDeserializer loop"] = median_rate(confluent, slow_n)
@@ -195,9 +191,7 @@ def bench_json(n: int, slow_n: int, out: dict) -> None:
         for v in framed[:slow_n]:
             json.loads(v[5:])
 
-    def ours():
-        res = dec.decode(parse_frames(values, "confluent"), lambda key: None)
-        assert res.errors.null_count == n, res.errors.drop_null()[:1]
+    ours = our_path(dec, values, n, None)
 
     ours()
     out["wide json: json.loads loop (dicts)"] = median_rate(loads, slow_n)
@@ -242,16 +236,12 @@ def bench_protobuf(n: int, slow_n: int, out: dict) -> None:
     values = pa.array(framed, pa.binary())
     deser = ProtobufDeserializer(mod.Wide, {"use.deprecated.format": False}, client)
 
-    def confluent():
-        for v in framed[:slow_n]:
-            deser(v, ctx)
+    confluent = confluent_loop(deser, ctx, framed, slow_n)
 
     reg = Schema(schema_type=SchemaType.PROTOBUF, text=text, id=sid)
     dec = build_decoder(Spec("protobuf", text, "benchwide.Wide"), options=DecodeOptions())
 
-    def ours():
-        res = dec.decode(parse_frames(values, "confluent", protobuf_indexes=True), lambda key: reg)
-        assert res.errors.null_count == n, res.errors.drop_null()[:1]
+    ours = our_path(dec, values, n, reg, protobuf_indexes=True)
 
     ours()
     out["wide protobuf: confluent ProtobufDeserializer loop"] = median_rate(confluent, slow_n)
