@@ -76,10 +76,22 @@ def _registry_config(opts: SourceOptions, plan) -> object | None:
     from registry import RegistryConfig
 
     merged = {}
-    if getattr(plan, "registry_url", None):
-        merged["schema.registry.url"] = plan.registry_url
-    if getattr(plan, "registry_vendor", None):
-        merged["schema.registry.vendor"] = plan.registry_vendor
+    if plan.registry_vendor == "aws-glue":
+        # For Glue the binding's schemaRegistryUrl is the service endpoint (LocalStack, VPC
+        # endpoint, a regional URL), not a REST registry base.
+        merged["schema.registry.vendor"] = "aws-glue"
+        if plan.registry_url:
+            endpoint = plan.registry_url.split("?", 1)[0].rstrip("/")
+            merged["schema.registry.glue.endpoint.url"] = endpoint
+        if plan.registry_name:
+            merged["schema.registry.glue.registry.name"] = plan.registry_name
+        if plan.registry_region:
+            merged["schema.registry.glue.region"] = plan.registry_region
+    else:
+        if plan.registry_url:
+            merged["schema.registry.url"] = plan.registry_url
+        if plan.registry_vendor:
+            merged["schema.registry.vendor"] = plan.registry_vendor
     merged.update(opts.registry_options())
     if not merged.get("schema.registry.url") and merged.get("schema.registry.vendor") not in ("aws-glue", "glue"):
         if not merged.get("schema.registry.file.path"):
@@ -128,11 +140,17 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     base_dir = None
     if "\n" not in source and os.path.exists(source):
         base_dir = os.path.dirname(os.path.abspath(source))
-    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs)
+    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
+                        ref_root=opts.ref_root)
     plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=dict(opts.channel_params) or None)
+                     server=opts.server, params=dict(opts.channel_params) or None, topic=opts.topic)
     framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
     registry_config = _registry_config(opts, plan)
+    for path, text in plan.warnings:
+        if registry_config is None:
+            raise ConfigError(f"{text}, but no schema registry is configured: set 'schema.registry.url' "
+                              f"(document path {path})")
+        log.warning("document path %s: %s", path, text)
     if framing not in ("none",) and registry_config is None and framing != "auto":
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
 
