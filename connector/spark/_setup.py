@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
-from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
+from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, RESCUED_COLUMN, SCHEMA_ID_COLUMN, Pipeline
 
 __all__ = ["ReadSetup", "build_setup"]
 
@@ -156,7 +156,12 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
 
     limits = Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes)
     dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
-                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes)
+                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
+                          evolution=opts.evolution_mode)
+    if opts.evolution_mode != "none" and framing == "none":
+        raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
+                          "the reader's, so it needs schema ids in the records (a registry framing); this "
+                          "channel's framing is none")
 
     readers = _reader_for_value(opts, plan, registry_config, framing)
     if len(readers) > 1:
@@ -207,6 +212,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         fields.append(StructField(name, StringType(), True))
     if opts.mode == "PERMISSIVE":
         fields += [StructField(ERROR_COLUMN, StringType(), True), StructField(RAW_VALUE_COLUMN, BinaryType(), True)]
+    if opts.evolution_mode == "rescue":
+        fields.append(StructField(RESCUED_COLUMN, StringType(), True))
     names = [f.name for f in fields]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
@@ -226,6 +233,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         protobuf_indexes=is_proto and framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
         key_protobuf_indexes=key_decoder is not None and _is_protobuf({None: key_spec})
         and key_framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
+        rescue=opts.evolution_mode == "rescue",
     )
     base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
     if getattr(plan, "bootstrap_servers", None):
