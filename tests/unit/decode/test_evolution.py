@@ -100,3 +100,48 @@ def test_bad_evolution_mode_refused():
 
     with pytest.raises(ConfigError):
         DecodeOptions(evolution="merge")
+
+
+# -- Protobuf: the same rule through the decoded Arrow types ------------------------------------
+PROTO_READER = 'syntax = "proto3"; package shop; message Order { int64 id = 1; string name = 2; }'
+PROTO_WRITER = ('syntax = "proto3"; package shop; message Order { int64 id = 1; string name = 2; '
+                'string channel = 3; message Addr { string zip = 1; } Addr addr = 4; }')
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _ld(field: int, data: bytes) -> bytes:
+    return _varint(field << 3 | 2) + _varint(len(data)) + data
+
+
+def _proto_order(i: int) -> bytes:  # hand-written wire bytes: id, name, channel, addr.zip
+    return (_varint(1 << 3) + _varint(i) + _ld(2, b"ann") + _ld(3, b"app") + _ld(4, _ld(1, b"0150")))
+
+
+def _proto_decode(mode):
+    from wireformat import encode_protobuf_indexes
+
+    class Spec:
+        format, text = "protobuf", PROTO_READER
+
+    schemas = {9: Schema(SchemaType.PROTOBUF, PROTO_WRITER, id=9)}
+    values = pa.array([encode_frame("confluent", 9, encode_protobuf_indexes([0]) + _proto_order(i))
+                       for i in range(3)], pa.binary())
+    dec = build_decoder(Spec(), options=DecodeOptions(evolution=mode))
+    return dec.decode(parse_frames(values, "confluent", protobuf_indexes=True), lambda key: schemas[key[1]])
+
+
+def test_protobuf_rescue_and_fail_on_new_fields():
+    res = _proto_decode("rescue")
+    assert res.values.to_pylist()[1] == {"id": 1, "name": "ann"}
+    assert [json.loads(x) for x in res.rescued.to_pylist()] == [{"channel": "app", "addr": {"zip": "0150"}}] * 3
+    with pytest.raises(SchemaEvolutionError) as e:
+        _proto_decode("failOnNewFields")
+    assert set(e.value.fields) == {"channel", "addr"} and e.value.schema_id == "9"
