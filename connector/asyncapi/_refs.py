@@ -4,10 +4,14 @@ Rules
 -----
 * ``#/a/b~1c`` is a JSON pointer into the same document (``~1`` is ``/``, ``~0`` is ``~``,
   the fragment is percent-decoded first).
-* ``other.yaml#/x`` and ``schemas/user.avsc`` are files relative to the file holding the
-  ``$ref``; they must stay inside the root document's directory (no ``..`` escape, no
-  absolute paths, symlinks resolved before the check). Without a document directory
-  (text or dict sources without ``base_dir``) relative file refs are refused.
+* ``other.yaml#/x``, ``schemas/user.avsc`` and ``../common/bindings.yml`` are files
+  relative to the file holding the ``$ref`` (the *resolution base*). They may reach any
+  file under the *reference root*, which defaults to the root document's directory and
+  can be widened to an ancestor of it (``ref_root``; option ``asyncapi.refRoot``, CLI
+  ``--ref-root``): documents split across sibling folders (``../../master/kafka-bindings.yml``)
+  need it. Nothing above the root, no absolute paths; symlinks are resolved before the
+  check. Without a document directory (text or dict sources without ``base_dir`` or
+  ``ref_root``) relative file refs are refused.
 * ``http(s)://`` refs are refused unless ``allow_remote_refs=True``; then they are fetched
   with :mod:`requests` (TLS verified, timeout, size cap, no redirects to other hosts
   unchecked) and link-local/metadata/unspecified/multicast addresses are refused.
@@ -65,8 +69,17 @@ class RefResolver:
     """Follows ``$ref`` values across the root document, local files and remote URLs."""
 
     def __init__(self, root, *, base_dir: str | None, allow_remote_refs: bool = False,
-                 max_bytes: int, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH):
+                 max_bytes: int, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH,
+                 ref_root: str | None = None):
         self.base_dir = os.path.realpath(base_dir) if base_dir else None
+        # The sandbox for file refs: the document's directory unless widened to an ancestor.
+        self.ref_root = os.path.realpath(ref_root) if ref_root else self.base_dir
+        if self.base_dir is None:
+            self.base_dir = self.ref_root
+        elif os.path.commonpath([self.base_dir, self.ref_root]) != self.ref_root:
+            raise AsyncApiDocumentError(
+                f"the reference root {self.ref_root} must contain the document's directory "
+                f"{self.base_dir}: it can only widen where $refs may reach")
         self.allow_remote_refs = allow_remote_refs
         self.max_bytes = max_bytes
         self.max_ref_depth = max_ref_depth
@@ -206,9 +219,13 @@ class RefResolver:
             raise AsyncApiDocumentError(f"$ref {ref!r} is an absolute path; only paths relative to "
                                         "the document are allowed", path=path)
         full = os.path.realpath(os.path.join(src.base, rel))
-        if os.path.commonpath([full, self.base_dir]) != self.base_dir:
-            raise AsyncApiDocumentError(
-                f"$ref {ref!r} points outside the document's directory {self.base_dir}", path=path)
+        if os.path.commonpath([full, self.ref_root]) != self.ref_root:
+            if self.ref_root == self.base_dir:
+                where = (f"the document's directory {self.ref_root}; widen where refs may reach with "
+                         "the option asyncapi.refRoot (CLI: --ref-root) set to a directory containing both")
+            else:
+                where = f"the reference root {self.ref_root}"
+            raise AsyncApiDocumentError(f"$ref {ref!r} points outside {where}", path=path)
         if full in self._cache:
             return self._cache[full]
         data = read_file_text(full, max_bytes=self.max_bytes, what=f"$ref {ref!r} ({full})")

@@ -28,7 +28,7 @@ import urllib.parse
 from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url, subject_name
 
 from connector.asyncapi import plan_read
-from connector.cli._inspect import open_document
+from connector.cli._inspect import add_ref_root_argument, open_document
 from connector.errors import AsyncApiKafkaError, ConfigError
 from connector.cli._check_kafka import BrokerCheck
 
@@ -98,17 +98,33 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"limit for each broker/registry call (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("-o", "--option", metavar="KEY=VALUE", action="append", dest="options", default=[],
                         help="extra librdkafka setting, or schema.registry.* option (repeatable)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON report (results, counts, exit code) instead of text")
+    add_ref_root_argument(parser)
 
 
 class _Report:
     """Collects results and prints them as they come (a slow broker shows progress)."""
 
-    def __init__(self, out=None):
+    def __init__(self, out=None, as_json: bool = False):
         self.out = out or sys.stdout
+        self.as_json = as_json
         self.counts = {"ok": 0, "drift": 0, "warn": 0, "error": 0, "created": 0}
+        self.results: list[dict] = []
+        self.context: dict = {}
+
+    def note(self, text: str) -> None:
+        """Progress text (headings, the registry in use): printed in text mode only."""
+        if not self.as_json:
+            print(text, file=self.out)
 
     def line(self, status: str, where: str, text: str, diff=()) -> None:
         self.counts[status] += 1
+        self.results.append({"status": status, "where": where, "text": text,
+                             "diff": [{"what": d[0], "expected": str(d[1]), "actual": str(d[2])} for d in diff],
+                             **({"channel": self.context["channel"]} if "channel" in self.context else {})})
+        if self.as_json:
+            return
         print(f"  {status:<7} {where}: {text}", file=self.out)
         for label, expected, actual in diff:
             print(f"          - expected {label}: {expected}", file=self.out)
@@ -128,6 +144,18 @@ class _Report:
         parts += [f"{c['warn']} warning{'s' * (c['warn'] != 1)}", f"{c['error']} error{'s' * (c['error'] != 1)}"]
         verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[self.exit_code()]
         return f"{', '.join(parts)}: {verdict} (exit {self.exit_code()})"
+
+    def finish(self, **head) -> int:
+        """Print the summary (text) or the whole report (JSON); return the exit code."""
+        code = self.exit_code()
+        if self.as_json:
+            verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[code]
+            print(json.dumps({**head, "results": self.results, "counts": self.counts,
+                              "verdict": verdict, "exit_code": code}, indent=2, default=str), file=self.out)
+        else:
+            print(file=self.out)
+            print(self.summary(), file=self.out)
+        return code
 
 
 def _usage(message: str) -> int:
@@ -166,7 +194,7 @@ def _pick_channels(doc, server: str, wanted) -> list[str]:
 # -- the command ----------------------------------------------------------------------------------
 def check_command(args: argparse.Namespace) -> int:
     """Run ``check``; returns 0 (in sync), 1 (drift) or 2 (usage/connection errors)."""
-    doc = open_document(args.document)
+    doc = open_document(args.document, ref_root=getattr(args, "ref_root", None))
     if doc is None:
         return 2
     srv = doc.servers.get(args.server)
@@ -182,7 +210,8 @@ def check_command(args: argparse.Namespace) -> int:
         names = _pick_channels(doc, args.server, getattr(args, "channels", None))
     except ConfigError as e:
         return _usage(str(e))
-    report = _Report()
+    report = _Report(as_json=getattr(args, "json", False))
+    head = {"document": args.document, "server": args.server}
     plans, skipped = [], []
     for name in names:
         try:
@@ -197,10 +226,9 @@ def check_command(args: argparse.Namespace) -> int:
             or srv.bootstrap_servers(), plan_config=base.kafka_config if base else (), timeout=timeout)
     except ConfigError as e:
         return _usage(str(e))
-    print(f"Checking {args.document} against server {args.server!r}")
+    report.note(f"Checking {args.document} against server {args.server!r}")
     if not checks.connected(report):
-        print(report.summary())
-        return 2
+        return report.finish(**head)
     checks.header(report)
     given = {k.lower().removeprefix("kafka."): v.strip().lower() for k, v in kafka_opts.items()}
     missing = [s for s in (base.required_secrets if base else ()) if s not in given]
@@ -211,13 +239,13 @@ def check_command(args: argparse.Namespace) -> int:
     for status, name, text in skipped:
         report.line(status, name, text)
     for plan in plans:
-        print(f"\n{plan.channel}")
+        report.note(f"\n{plan.channel}")
+        report.context["channel"] = plan.channel
         topics = checks.check_channel(plan, report, create_missing=args.create_missing)
         if registry is not None:
             registry.check_channel(plan, topics, report)
-    print()
-    print(report.summary())
-    return report.exit_code()
+    report.context.pop("channel", None)
+    return report.finish(**head)
 
 
 class _Registry:
@@ -247,7 +275,7 @@ class _Registry:
         except (RegistryError, ValueError) as e:
             report.line("error", "registry", f"{shown}: {e}")
             return None
-        print(f"  registry  {', '.join(config.redacted_urls())} ({config.vendor})")
+        report.note(f"  registry  {', '.join(config.redacted_urls())} ({config.vendor})")
         return cls(client, shown)
 
     def _post(self, path: str, body: dict):

@@ -77,7 +77,7 @@ class BrokerCheck:
                 self.admin_reason = (f"the broker did not answer DescribeCluster within {self.timeout:g}s "
                                      f"({text}): it does not support admin APIs (the librdkafka mock "
                                      "cluster has none)")
-        print(f"  kafka     {self.bootstrap}  cluster {cluster}, controller {controller}, {brokers} broker(s)")
+        report.note(f"  kafka     {self.bootstrap}  cluster {cluster}, controller {controller}, {brokers} broker(s)")
         if self.admin_reason:
             report.line("error", "kafka", self.admin_reason)
 

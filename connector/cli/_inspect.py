@@ -20,7 +20,7 @@ from connector.asyncapi import describe, load_document, plan_read
 from connector.cli._table import render_table, wrap_type
 from connector.errors import AsyncApiKafkaError
 
-__all__ = ["add_inspect_arguments", "inspect_command", "inspect_report", "render_inspect", "spark_type_of",
+__all__ = ["add_inspect_arguments", "add_ref_root_argument", "inspect_command", "inspect_report", "render_inspect", "spark_type_of",
            "open_document"]
 
 _WIDTH = 100
@@ -36,16 +36,24 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--allow-remote-refs", action="store_true",
                         help="fetch http(s) $refs (TLS verified, size-capped); off by default")
+    add_ref_root_argument(parser)
+
+
+def add_ref_root_argument(parser: argparse.ArgumentParser) -> None:
+    """``--ref-root DIR``: where relative file ``$ref``\\s may reach (shared by the commands)."""
+    parser.add_argument("--ref-root", metavar="DIR", default=None,
+                        help="directory relative file $refs may reach (default: the document's "
+                             "directory); widen it for documents that share files through ../")
 
 
 def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
-def open_document(path: str, allow_remote_refs: bool = False):
+def open_document(path: str, allow_remote_refs: bool = False, ref_root: str | None = None):
     """Load ``path``; on failure print the error (with its document path) and return None."""
     try:
-        return load_document(path, allow_remote_refs=allow_remote_refs)
+        return load_document(path, allow_remote_refs=allow_remote_refs, ref_root=ref_root)
     except (AsyncApiKafkaError, OSError, ValueError) as e:
         _err(f"cannot load {path}: {e}")
         return None
@@ -230,8 +238,11 @@ def render_inspect(report: dict) -> str:
         elif c["topic_pattern"]:
             lines += _kv("address", c["address"]) + _kv("topic pattern", c["topic_pattern"])
             lines += _kv("parameters", _params_text(c["parameters"]))
+        elif c["address"] is None:
+            lines += _kv("topic", "(none: the address is null; read it with the option topic=)")
         else:
-            lines += _kv("topic", "(unknown: no address)")
+            lines += _kv("address", c["address"])
+            lines += _kv("topic", "(not a legal Kafka topic name; read it with the option topic=)")
         lines += _kv("server", c["server"] or (", ".join(c["servers"]) if c["servers"] else None))
         lines += _kv("partitions", c["partitions"]) + _kv("replicas", c["replicas"])
         lines += _kv("topic config", _config_text(c["topic_configuration"]))
@@ -257,8 +268,9 @@ def render_inspect(report: dict) -> str:
 
 
 def inspect_command(args: argparse.Namespace) -> int:
-    """Run ``inspect``: 0 on success, 2 when the document or a name given is wrong."""
-    doc = open_document(args.document, getattr(args, "allow_remote_refs", False))
+    """Run ``inspect``: 0 on success, 1 when no channel can be read, 2 when the document or a
+    name given is wrong."""
+    doc = open_document(args.document, getattr(args, "allow_remote_refs", False), getattr(args, "ref_root", None))
     if doc is None:
         return 2
     try:
@@ -266,8 +278,14 @@ def inspect_command(args: argparse.Namespace) -> int:
     except (AsyncApiKafkaError, ValueError) as e:
         _err(str(e))
         return 2
+    readable = [c for c in report["channels"] if not c["error"]]
+    report["readable_channels"] = [c["name"] for c in readable]
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2, default=str))
     else:
         print(render_inspect(report))
+    if not readable:
+        # Scripts gate on this: a document none of whose channels can be planned is not usable.
+        _err("no channel of this document can be read as it stands (see the problems above)")
+        return 1
     return 0

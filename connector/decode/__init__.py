@@ -37,8 +37,9 @@ Examples
 [{'n': 5}]
 """
 from connector.decode._decoder import Decoder, build_decoder
+from connector.decode._evolution import RESCUED_COLUMN, SchemaEvolutionError
 from connector.decode._multi import MultiDecoder, build_multi_decoder
 from connector.decode._options import DecodeOptions, DecodeResult
 
 __all__ = ["build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "DecodeResult",
-           "DecodeOptions"]
+           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN"]

@@ -211,6 +211,48 @@ class Decoder:
                 st.avro[(text, w_refs)] = codec
         return codec.decode(payloads, label)
 
+    # -- schema evolution -----------------------------------------------------------------
+    def _writer_decoder(self, writer, path: tuple) -> "Decoder":
+        key = ("evolution", writer.text, _refs(writer), path)
+        st = self._state()
+        d = st.avro.get(key)
+        if d is None:
+            import dataclasses
+
+            message = self.writer_name(writer, path) if self.fmt == "protobuf" else None
+            d = Decoder(self.fmt, writer.text, _refs(writer), message,
+                        dataclasses.replace(self.options, evolution="none"))
+            with st.lock:
+                st.avro[key] = d
+        return d
+
+    def new_fields(self, writer, path: tuple = ()) -> list[str]:
+        """Dotted paths of fields ``writer`` (a registry Schema) has and the reader lacks."""
+        from connector.decode._evolution import new_fields, reader_aliases
+
+        st = self._state()
+        w = self._writer_decoder(writer, path)
+        return new_fields(w.arrow_type, st.arrow_type, reader_aliases(st.reader_avro))
+
+    def evolve(self, parsed, rows: np.ndarray, writer, path: tuple, label: str):
+        """Apply ``options.evolution`` to one group: raise, rescue (JSON per row) or nothing."""
+        mode = self.options.evolution
+        if mode == "none" or writer is None:
+            return None
+        try:
+            extra = self.new_fields(writer, path)
+        except Exception:  # noqa: BLE001 - a writer schema we cannot map fails its rows in decode_group
+            return None
+        if not extra:
+            return None
+        from connector.decode._evolution import SchemaEvolutionError, reader_aliases, rescue_json
+
+        if mode == "failOnNewFields":
+            raise SchemaEvolutionError(label, tuple(extra))
+        w = self._writer_decoder(writer, path)
+        vals, errs = w.decode_group(payloads_of(parsed, rows), None, path, label)
+        return rescue_json(vals, self._state().arrow_type, reader_aliases(self._state().reader_avro))
+
     # -- whole batch --------------------------------------------------------------------
     def decode(self, parsed, lookup: Callable[[Any], Any]) -> DecodeResult:
         """Decode every row of ``parsed`` (``wireformat.ParsedFrames``).
@@ -236,6 +278,7 @@ class Decoder:
             book.set_ids(rows, key, label)
             for path, sub in self._split(parsed, key, rows, lookup, book, label):
                 writer, path = path
+                book.rescue(sub, self.evolve(parsed, sub, writer, path, label))
                 try:
                     vals, errs = self.decode_group(payloads_of(parsed, sub), writer, path, label)
                 except Exception as e:  # noqa: BLE001 - schema problems (SchemaMappingError)
@@ -314,6 +357,12 @@ class RowBook:
             self.errors[:] = error_messages(parsed.error).to_numpy(zero_copy_only=False)
         self.id_codes = np.full(n, -1, np.int32)
         self.labels: list[str] = []
+        self.rescued: list[tuple[np.ndarray, pa.Array]] | None = None
+
+    def rescue(self, rows: np.ndarray, values: pa.Array | None) -> None:
+        """Record rescued JSON for ``rows`` (``None``: the group had nothing to rescue)."""
+        if values is not None:
+            self.rescued = (self.rescued or []) + [(rows, values)]
 
     def set_ids(self, rows: np.ndarray, key, label: str) -> None:
         if key[1] is not None:
@@ -335,11 +384,14 @@ class RowBook:
 
     def result(self, values: pa.Array) -> DecodeResult:
         bad = np.not_equal(self.errors, None).astype(bool)
+        rescued = None if self.rescued is None else scatter(self.n, self.rescued, pa.string())
         if not bad.any():
-            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids())
+            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids(), rescued)
         errors = pa.array(self.errors, pa.string())
         values = pc.if_else(pa.array(bad), pa.nulls(self.n, values.type), values)
-        return DecodeResult(values, errors, self._ids())
+        if rescued is not None:
+            rescued = pc.if_else(pa.array(bad), pa.nulls(self.n, pa.string()), rescued)
+        return DecodeResult(values, errors, self._ids(), rescued)
 
 
 def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> Decoder:

@@ -24,17 +24,20 @@ __all__ = ["SourceOptions", "parse_options", "OPTION_DOCS", "MODES"]
 log = logging.getLogger("asyncapi_kafka")
 
 MODES = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
+EVOLUTION_MODES = {"none": "none", "rescue": "rescue", "failonnewfields": "failOnNewFields"}
 SHAPES = ("struct", "flatten")
 
 # name -> (default shown in docs, meaning). Lowercase keys; documented spelling in the README.
 OPTION_DOCS: dict[str, tuple[str, str]] = {
     "asyncapi": ("(required)", "AsyncAPI document: a file path, or the YAML/JSON text itself."),
     "asyncapi.allowremoterefs": ("false", "Fetch remote (http/https) `$ref`s in the document."),
+    "asyncapi.refroot": ("the document's directory", "Directory relative file `$ref`s may reach; widen it to an ancestor for documents that share files through `../`."),
     "channel": ("", "Channel to read (2.x: channel key; 3.x: channel id). One of channel/operation/message."),
     "operation": ("", "Operation id whose channel is read."),
     "message": ("", "Message name: read only this message of the channel."),
     "server": ("", "Server name from the document (needed when several Kafka servers match)."),
     "channel.param.<name>": ("", "Value of an address parameter; unset parameters match any topic."),
+    "topic": ("", "Topic to read for a channel without a usable address (`address: null`); on a templated address it must match the template and fills its parameters."),
     "kafka.bootstrap.servers": ("from the document", "Overrides the server's bootstrap list."),
     "kafka.<librdkafka setting>": ("", "Passed to librdkafka, except settings the source owns."),
     "startingoffsets": ("earliest (batch), latest (stream)", "earliest, latest, or JSON {\"topic\":{\"0\":23,\"1\":-2}}."),
@@ -62,6 +65,7 @@ OPTION_DOCS: dict[str, tuple[str, str]] = {
     "valueshape": ("struct", "struct (one `value` column) or flatten (the value's fields as top-level columns)."),
     "enumsasints": ("false", "Protobuf enums as their numbers instead of names."),
     "recursiondepth": ("0", "Cut recursive schemas at this depth (0 refuses them)."),
+    "schemaevolutionmode": ("none", "Fields a writer has and the reader lacks: none (dropped), rescue (kept as JSON in `_rescued_data`) or failOnNewFields (the query fails, naming the writer schema id)."),
     "schema.subject": ("", "Pin the reader schema to this registry subject (latest or schema.version)."),
     "schema.version": ("latest", "Version of schema.subject."),
     "schema.id": ("", "Pin the reader schema to this registry schema id."),
@@ -102,6 +106,9 @@ class SourceOptions:
 
     asyncapi: str
     allow_remote_refs: bool = False
+    ref_root: str | None = None
+    topic: str | None = None
+    evolution_mode: str = "none"
     channel: str | None = None
     operation: str | None = None
     message: str | None = None
@@ -269,9 +276,19 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     fields["asyncapi"] = asyncapi
     if get("asyncapi.allowremoterefs"):
         fields["allow_remote_refs"] = _bool("asyncapi.allowRemoteRefs", opts["asyncapi.allowremoterefs"])
-    for key in ("channel", "operation", "message", "server"):
+    if get("asyncapi.refroot"):
+        import os
+
+        fields["ref_root"] = os.path.abspath(os.path.expanduser(opts["asyncapi.refroot"].strip()))
+    for key in ("channel", "operation", "message", "server", "topic"):
         if get(key):
             fields[key] = opts[key].strip()
+    if get("schemaevolutionmode"):
+        raw_mode = opts["schemaevolutionmode"].strip()
+        if raw_mode.lower() not in EVOLUTION_MODES:
+            raise ConfigError(f"option 'schemaEvolutionMode' must be one of "
+                              f"{', '.join(EVOLUTION_MODES.values())}, got {raw_mode!r}")
+        fields["evolution_mode"] = EVOLUTION_MODES[raw_mode.lower()]
     if not any(fields.get(k) for k in ("channel", "operation", "message")):
         raise ConfigError("one of the options 'channel', 'operation' or 'message' is required")
 

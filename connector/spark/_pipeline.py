@@ -22,6 +22,7 @@ __all__ = ["Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN"]
 log = logging.getLogger("asyncapi_kafka")
 
 ERROR_COLUMN = "_error"
+RESCUED_COLUMN = "_rescued_data"
 RAW_VALUE_COLUMN = "_raw_value"
 SCHEMA_ID_COLUMN = "schemaId"
 META_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestampType")
@@ -63,6 +64,8 @@ class Pipeline:
     param_groups: tuple[tuple[str, str], ...] = ()
     # Parameters given as options while others stay open: constant columns.
     param_given: tuple[tuple[str, str], ...] = ()
+    # schemaEvolutionMode=rescue: a _rescued_data column from DecodeResult.rescued.
+    rescue: bool = False
 
     def needs_headers(self) -> bool:
         return self.include_headers or self.framing.startswith("header-") or self.key_framing.startswith("header-")
@@ -80,9 +83,12 @@ class Pipeline:
 
         parsed = parse_frames(raw.column("value"), self.framing, headers=headers, is_key=False,
                               limits=self.limits, protobuf_indexes=self.protobuf_indexes)
+        rescued = pa.nulls(n, pa.string()) if self.rescue else None
         if self.value_decoder is not None:
             result = self.value_decoder.decode(parsed, lookup)
             value, value_err = result.values, result.errors
+            if self.rescue and result.rescued is not None:
+                rescued = result.rescued
         else:
             value = parsed.payload
             value_err = error_messages(parsed.error)
@@ -115,16 +121,18 @@ class Pipeline:
                             int(bad.sum()), raw.column("topic")[0].as_py(), raw.column("partition")[0].as_py())
                 raw, value, key, error = (raw.filter(keep), value.filter(keep), key.filter(keep),
                                           error.filter(keep))
+                rescued = rescued.filter(keep) if rescued is not None else None
                 parsed_ids = _schema_ids(parsed, self.schema_id_kind).filter(keep)
                 if raw.num_rows == 0:
                     return None
-                return self._assemble(raw, key, value, parsed_ids, error, None)
+                return self._assemble(raw, key, value, parsed_ids, error, None, rescued)
         value_raw = None
         if self.mode == "PERMISSIVE":
             value_raw = pc.if_else(pa.array(bad), _as_binary(raw.column("value")), pa.nulls(n, pa.binary()))
-        return self._assemble(raw, key, value, _schema_ids(parsed, self.schema_id_kind), error, value_raw)
+        return self._assemble(raw, key, value, _schema_ids(parsed, self.schema_id_kind), error, value_raw,
+                              rescued)
 
-    def _assemble(self, raw, key, value, schema_ids, error, value_raw) -> pa.RecordBatch:
+    def _assemble(self, raw, key, value, schema_ids, error, value_raw, rescued=None) -> pa.RecordBatch:
         cols: dict[str, pa.Array] = {"key": key}
         if self.value_shape == "flatten" and pa.types.is_struct(value.type):
             flat = value.flatten() if hasattr(value, "flatten") else [value.field(i) for i in range(value.type.num_fields)]
@@ -144,6 +152,8 @@ class Pipeline:
         if self.mode == "PERMISSIVE":
             cols[ERROR_COLUMN] = error
             cols[RAW_VALUE_COLUMN] = value_raw
+        if self.rescue:
+            cols[RESCUED_COLUMN] = rescued
         arrays = []
         for field in self.arrow_schema:
             arr = cols[field.name]

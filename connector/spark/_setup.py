@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
-from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
+from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, RESCUED_COLUMN, SCHEMA_ID_COLUMN, Pipeline
 
 __all__ = ["ReadSetup", "build_setup"]
 
@@ -76,10 +76,22 @@ def _registry_config(opts: SourceOptions, plan) -> object | None:
     from registry import RegistryConfig
 
     merged = {}
-    if getattr(plan, "registry_url", None):
-        merged["schema.registry.url"] = plan.registry_url
-    if getattr(plan, "registry_vendor", None):
-        merged["schema.registry.vendor"] = plan.registry_vendor
+    if plan.registry_vendor == "aws-glue":
+        # For Glue the binding's schemaRegistryUrl is the service endpoint (LocalStack, VPC
+        # endpoint, a regional URL), not a REST registry base.
+        merged["schema.registry.vendor"] = "aws-glue"
+        if plan.registry_url:
+            endpoint = plan.registry_url.split("?", 1)[0].rstrip("/")
+            merged["schema.registry.glue.endpoint.url"] = endpoint
+        if plan.registry_name:
+            merged["schema.registry.glue.registry.name"] = plan.registry_name
+        if plan.registry_region:
+            merged["schema.registry.glue.region"] = plan.registry_region
+    else:
+        if plan.registry_url:
+            merged["schema.registry.url"] = plan.registry_url
+        if plan.registry_vendor:
+            merged["schema.registry.vendor"] = plan.registry_vendor
     merged.update(opts.registry_options())
     if not merged.get("schema.registry.url") and merged.get("schema.registry.vendor") not in ("aws-glue", "glue"):
         if not merged.get("schema.registry.file.path"):
@@ -128,17 +140,28 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     base_dir = None
     if "\n" not in source and os.path.exists(source):
         base_dir = os.path.dirname(os.path.abspath(source))
-    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs)
+    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
+                        ref_root=opts.ref_root)
     plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=dict(opts.channel_params) or None)
+                     server=opts.server, params=dict(opts.channel_params) or None, topic=opts.topic)
     framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
     registry_config = _registry_config(opts, plan)
+    for path, text in plan.warnings:
+        if registry_config is None:
+            raise ConfigError(f"{text}, but no schema registry is configured: set 'schema.registry.url' "
+                              f"(document path {path})")
+        log.warning("document path %s: %s", path, text)
     if framing not in ("none",) and registry_config is None and framing != "auto":
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
 
     limits = Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes)
     dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
-                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes)
+                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
+                          evolution=opts.evolution_mode)
+    if opts.evolution_mode != "none" and framing == "none":
+        raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
+                          "the reader's, so it needs schema ids in the records (a registry framing); this "
+                          "channel's framing is none")
 
     readers = _reader_for_value(opts, plan, registry_config, framing)
     if len(readers) > 1:
@@ -189,6 +212,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         fields.append(StructField(name, StringType(), True))
     if opts.mode == "PERMISSIVE":
         fields += [StructField(ERROR_COLUMN, StringType(), True), StructField(RAW_VALUE_COLUMN, BinaryType(), True)]
+    if opts.evolution_mode == "rescue":
+        fields.append(StructField(RESCUED_COLUMN, StringType(), True))
     names = [f.name for f in fields]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
@@ -208,6 +233,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         protobuf_indexes=is_proto and framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
         key_protobuf_indexes=key_decoder is not None and _is_protobuf({None: key_spec})
         and key_framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
+        rescue=opts.evolution_mode == "rescue",
     )
     base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
     if getattr(plan, "bootstrap_servers", None):
