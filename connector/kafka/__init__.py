@@ -39,6 +39,7 @@ from ._ranges import (
     START_OFFSET_RESET,
     OffsetRange,
     plan_ranges,
+    reconcile_offsets,
     report_data_loss,
     validate_ranges,
 )
@@ -49,7 +50,7 @@ __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
     "EARLIEST", "LATEST",
     "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",
-    "OffsetRange", "plan_ranges", "validate_ranges", "report_data_loss",
+    "OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
     "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
     "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED", "PARTITION_OFFSET_CHANGED",
     "START_OFFSET_RESET",

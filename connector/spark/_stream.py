@@ -48,8 +48,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _report(self, condition: str, message: str) -> None:
         from connector.kafka import report_data_loss
 
-        report_data_loss(f"KAFKA_DATA_LOSS.{condition}", message,
-                         fail_on_data_loss=self.setup.options.fail_on_data_loss, logger=log)
+        report_data_loss(condition, message, fail_on_data_loss=self.setup.options.fail_on_data_loss, logger=log)
 
     def initialOffset(self) -> dict:
         # PySpark asks twice on a fresh query and starts batch 0 from the second answer:
