@@ -2,7 +2,7 @@
 
 Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_option`,
 :func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`.
-Executors: :func:`read_range` (one offset range to Arrow batches, pooled consumers).
+Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
 Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuBroker`.
 """
 from ._conf import (
@@ -16,9 +16,8 @@ from ._conf import (
 from ._consume import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
-    clear_consumer_pool,
     commit_offsets,
-    consumer_pool_stats,
+    consumer_stats,
     read_range,
 )
 from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
@@ -55,7 +54,7 @@ __all__ = [
     "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED", "PARTITION_OFFSET_CHANGED",
     "START_OFFSET_RESET",
     "read_range", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
-    "consumer_pool_stats", "clear_consumer_pool",
+    "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
