@@ -230,15 +230,10 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     starting: dict[str, str] = {}
     ending: dict[str, str] = {}
 
-    # Confluent's `basic.auth.user.info` ("user:password") escapes Spark's default redaction
-    # regex; the username/password pair does not, so it is the documented spelling.
-    user, password = opts.pop(_USER, None), opts.pop(_PASSWORD, None)
-    if (user is None) != (password is None):
+    # schema.registry.basic.auth.username/password are combined by RegistryConfig.from_options
+    # (one parser for the source, the column functions and the CLI); check the pair now.
+    if (opts.get(_USER) is None) != (opts.get(_PASSWORD) is None):
         raise ConfigError(f"options '{_USER}' and '{_PASSWORD}' go together")
-    if user is not None:
-        if "schema.registry.basic.auth.user.info" in opts:
-            raise ConfigError(f"give either '{_USER}'/'{_PASSWORD}' or 'schema.registry.basic.auth.user.info'")
-        opts["schema.registry.basic.auth.user.info"] = f"{user}:{password}"
 
     for name, value in opts.items():
         if name.startswith("kafka."):
