@@ -347,6 +347,15 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     if fields.get("schema_id") is not None and fields.get("schema_subject"):
         raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
 
+    if starting or ending:
+        # Parse the offset options now so a bad one fails at load(), not at the first action.
+        from connector.kafka import offset_spec_from_options
+
+        given = {**starting, **ending, "startingoffsetsbytimestampstrategy": strategy}
+        offset_spec_from_options(given, is_ending=False, default="earliest", batch=streaming is False)
+        if ending:
+            offset_spec_from_options(given, is_ending=True, default="latest", batch=streaming is False)
+
     fields.update(
         channel_params=tuple(sorted(params.items())),
         kafka=tuple(sorted(kafka.items())),
