@@ -69,7 +69,7 @@ class SchemaRegistry(abc.ABC):
     def list_versions(self, subject: str) -> list[int]:
         """Versions registered under ``subject``, ascending."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing
         """Release connections (idempotent)."""
 
     def stats(self) -> CacheStats:

@@ -161,7 +161,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         try:
             commit_offsets(self.setup.kafka_conf(), group, off.from_json(end))
-        except Exception as e:  # monitoring only: never fail the query for it
+        except Exception as e:  # noqa: BLE001 - monitoring only: never fail the query for it
             log.warning("could not commit offsets to group %s for lag monitoring: %s", group, e)
 
     def stop(self) -> None:

@@ -256,7 +256,7 @@ def _col(c):
 def from_registry(col, *, schema: str | dict | None = None, subject: str | None = None,
                   schema_id: int | None = None, version: int | str | None = None,
                   registry_url: str | None = None, options: Mapping[str, str] | None = None,
-                  format: str | None = None, wire_format: str = "confluent",  # noqa: A002
+                  format: str | None = None, wire_format: str = "confluent",
                   mode: str = "FAILFAST", with_errors: bool = False, message: str | None = None,
                   headers=None):
     """Decode a column of schema-registry framed Kafka bytes into a typed struct column.
