@@ -65,7 +65,7 @@ def _section(name: str, fn, errors: dict) -> None:
     print(f"\n=== {name} ===", flush=True)
     try:
         fn()
-    except Exception as e:  # noqa: BLE001 - the suite reports and goes on
+    except Exception as e:
         traceback.print_exc()
         errors[name] = f"{type(e).__name__}: {e}"
     print(f"--- {name}: {time.perf_counter() - t0:.0f} s", flush=True)
@@ -75,7 +75,7 @@ def _header_parse(n: int, rates: dict) -> None:
     try:  # wireformat_bench may be mid-rewrite by its owner: use it only if it has what we need
         from benchmarks import wireformat_bench as wb
         values, headers, framing, kw, loop = wb.build(n)["confluent"]
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         print(f"(header parse skipped: wireformat_bench unavailable: {e!r})")
         return
     from wireformat import parse_frames
@@ -98,13 +98,13 @@ def run_decode(quick: bool, rates: dict) -> None:
     for part in (decode_bench.bench_avro, decode_bench.bench_json, decode_bench.bench_protobuf):
         try:
             part(n, slow, rows, rates)
-        except Exception:  # noqa: BLE001
+        except Exception:
             traceback.print_exc()
     wide_slow = 2_000 if quick else 10_000
     for part in (wide_bench.bench_avro, wide_bench.bench_json, wide_bench.bench_protobuf):
         try:
             part(n, wide_slow, rates)
-        except Exception:  # noqa: BLE001
+        except Exception:
             traceback.print_exc()
     _header_parse(n, rates)
 
@@ -123,7 +123,7 @@ def run_spark(quick: bool, rates: dict) -> None:
     try:
         try:
             spark_bench.end_to_end(spark, 100_000 if quick else 400_000, runs=1 if quick else 3, out=rates)
-        except Exception:  # noqa: BLE001
+        except Exception:
             traceback.print_exc()
         spark_bench.column_function(spark, 50_000 if quick else 200_000, runs=1 if quick else 3, out=rates)
     finally:

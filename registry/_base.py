@@ -33,10 +33,6 @@ def framing_name(framing) -> str:
     return str(framing)
 
 
-_BY_ID = frozenset({"confluent"})
-_BY_GUID = frozenset({"confluent-guid", "header-confluent", "glue"})
-_BY_GLOBAL = frozenset({"apicurio-legacy", "header-apicurio-global"})
-_BY_CONTENT = frozenset({"apicurio-new", "header-apicurio-content"})
 
 
 class SchemaRegistry(abc.ABC):
@@ -73,7 +69,7 @@ class SchemaRegistry(abc.ABC):
     def list_versions(self, subject: str) -> list[int]:
         """Versions registered under ``subject``, ascending."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing
         """Release connections (idempotent)."""
 
     def stats(self) -> CacheStats:
@@ -117,15 +113,21 @@ class SchemaRegistry(abc.ABC):
         RegistryConfigError
             For framings that carry no schema id (``none``, ``auto``).
         """
+        from wireformat import Framing
+
         framing, ident = key
         name = framing_name(framing)
-        if name in _BY_ID:
+        try:
+            kind = Framing(name).id_kind
+        except ValueError:
+            kind = None
+        if kind == "id":
             return self.get_schema_by_id(ident)
-        if name in _BY_GUID:
+        if kind == "guid":
             return self.get_schema_by_guid(ident)
-        if name in _BY_GLOBAL:
+        if kind == "global":
             return self.get_schema_by_global_id(ident)
-        if name in _BY_CONTENT:
+        if kind == "content":
             return self.get_schema_by_content_id(ident)
         raise RegistryConfigError(f"framing {name!r} carries no schema id to look up")
 

@@ -52,8 +52,12 @@ _OPTIONS: dict[str, tuple[str, str]] = {
     _P + "glue.session.token": ("glue_session_token", "secret"),
     _P + "file.path": ("file_path", "str"),
 }
-REGISTRY_OPTION_NAMES: frozenset[str] = frozenset(_OPTIONS)
-SECRET_OPTION_NAMES: frozenset[str] = frozenset(k for k, (_, kind) in _OPTIONS.items() if kind == "secret")
+# The documented spelling of basic auth: Spark's default redaction regex hides a "password"
+# option but not Confluent's "basic.auth.user.info" ("user:password"); both are accepted.
+_USER, _PASSWORD = _P + "basic.auth.username", _P + "basic.auth.password"
+REGISTRY_OPTION_NAMES: frozenset[str] = frozenset(_OPTIONS) | {_USER, _PASSWORD}
+SECRET_OPTION_NAMES: frozenset[str] = frozenset(
+    k for k, (_, kind) in _OPTIONS.items() if kind == "secret") | {_PASSWORD}
 
 _METADATA_HOSTS = {"metadata.google.internal", "metadata.goog", "metadata"}
 _BLOCKED_NETS = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"),
@@ -192,8 +196,17 @@ class RegistryConfig:
             Unknown ``schema.registry.*`` name (the message lists the valid ones) or bad value.
         """
         kwargs: dict[str, object] = {}
-        for raw_key, value in options.items():
-            key = str(raw_key).strip().lower()
+        options = {str(k).strip().lower(): v for k, v in options.items()}
+        user, password = options.pop(_USER, None), options.pop(_PASSWORD, None)
+        if (user is None) != (password is None):
+            raise RegistryConfigError(f"options {_USER!r} and {_PASSWORD!r} go together")
+        if user is not None:
+            if options.get(_P + "basic.auth.user.info") is not None:
+                raise RegistryConfigError(f"give either {_USER!r}/{_PASSWORD!r} or "
+                                          f"'{_P}basic.auth.user.info', not both")
+            pw = password.get() if isinstance(password, Secret) else str(password)
+            options[_P + "basic.auth.user.info"] = Secret(f"{str(user).strip()}:{pw}")
+        for key, value in options.items():
             if not key.startswith(_P):
                 continue
             if key not in _OPTIONS:

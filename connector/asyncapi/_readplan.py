@@ -26,7 +26,7 @@ def vendor_family(vendor: str | None) -> str | None:
 
 def _framing_value(value: str):
     try:
-        from wireformat import Framing  # noqa: PLC0415 - written in parallel; str fallback until it lands
+        from wireformat import Framing
     except ImportError:
         return value
     return Framing(value)

@@ -66,9 +66,9 @@ def spark_type_of(spec) -> str:
     """
     # Imported here: the decoder stack (and pyspark) is only needed for this column, and a
     # broken schema module must not stop the rest of the report.
-    from pyspark.sql.pandas.types import from_arrow_type  # noqa: PLC0415
+    from pyspark.sql.pandas.types import from_arrow_type
 
-    from connector.decode import DecodeOptions, build_decoder  # noqa: PLC0415
+    from connector.decode import DecodeOptions, build_decoder
     return from_arrow_type(build_decoder(spec, options=DecodeOptions()).arrow_type).simpleString()
 
 
@@ -89,7 +89,7 @@ def _default_server(doc, ch, server: str | None) -> str | None:
 
 
 def _channel_report(doc, summary: dict, server: str | None) -> dict:
-    from connector.cli._check import subject_for  # noqa: PLC0415 - shared helper, avoids a cycle
+    from connector.cli._check import subject_for
 
     ch = doc.channels[summary["name"]]
     kafka = summary.get("kafka") or {}
@@ -150,7 +150,7 @@ def inspect_report(doc, *, channel: str | None = None, server: str | None = None
     AsyncApiDocumentError
         ``channel`` or ``server`` is not in the document (the message lists the names).
     """
-    from connector.errors import AsyncApiDocumentError  # noqa: PLC0415
+    from connector.errors import AsyncApiDocumentError
 
     summary = describe(doc)
     channels = summary["channels"]

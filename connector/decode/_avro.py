@@ -144,7 +144,7 @@ def _converter(n: Node) -> Callable[[Any], Any]:
                          (b.name == name or b.name.rpartition(".")[2] == name))
             else:
                 i = _branch_for(nn, v)
-            out = dict.fromkeys((f"member{j}" for j in range(width)))
+            out = dict.fromkeys(f"member{j}" for j in range(width))
             out[f"member{i}"] = convs[i](v)
             return out
         return pick

@@ -422,5 +422,5 @@ def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> D
         fmt = schema_format(reader, options.format)
         d = Decoder(fmt, getattr(reader, "text", None), _refs(reader),
                     getattr(reader, "message_name", None), options)
-    d.arrow_type  # compile now so reader-schema problems surface on the driver
+    _ = d.arrow_type  # compile now so reader-schema problems surface on the driver
     return d

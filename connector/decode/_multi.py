@@ -9,7 +9,7 @@ from connector.decode._decoder import (
     Decoder, RowBook, _why, build_decoder, label_of, payloads_of, raise_unless_records_fault, row_groups,
     scatter, schema_format,
 )
-from connector.decode._options import DecodeOptions, DecodeResult  # noqa: F401
+from connector.decode._options import DecodeOptions, DecodeResult
 from connector.errors import ConfigError, SchemaMappingError
 
 __all__ = ["MultiDecoder", "build_multi_decoder"]

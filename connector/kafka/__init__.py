@@ -2,7 +2,7 @@
 
 Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_option`,
 :func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`.
-Executors: :func:`read_range` (one offset range to Arrow batches, pooled consumers).
+Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
 Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuBroker`.
 """
 from ._conf import (
@@ -16,9 +16,8 @@ from ._conf import (
 from ._consume import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
-    clear_consumer_pool,
     commit_offsets,
-    consumer_pool_stats,
+    consumer_stats,
     read_range,
 )
 from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
@@ -39,6 +38,7 @@ from ._ranges import (
     START_OFFSET_RESET,
     OffsetRange,
     plan_ranges,
+    reconcile_offsets,
     report_data_loss,
     validate_ranges,
 )
@@ -49,12 +49,12 @@ __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
     "EARLIEST", "LATEST",
     "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",
-    "OffsetRange", "plan_ranges", "validate_ranges", "report_data_loss",
+    "OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
     "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
     "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED", "PARTITION_OFFSET_CHANGED",
     "START_OFFSET_RESET",
     "read_range", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
-    "consumer_pool_stats", "clear_consumer_pool",
+    "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",

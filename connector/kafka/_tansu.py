@@ -143,8 +143,8 @@ class TansuBroker:
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
-                # tansu drains open client connections on SIGTERM (pooled consumers keep
-                # theirs); memory storage has nothing to flush, so do not wait long.
+                # tansu drains open client connections on SIGTERM; memory storage has
+                # nothing to flush, so do not wait long.
                 proc.wait(2)
             except subprocess.TimeoutExpired:
                 proc.kill()

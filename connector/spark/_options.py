@@ -230,15 +230,10 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     starting: dict[str, str] = {}
     ending: dict[str, str] = {}
 
-    # Confluent's `basic.auth.user.info` ("user:password") escapes Spark's default redaction
-    # regex; the username/password pair does not, so it is the documented spelling.
-    user, password = opts.pop(_USER, None), opts.pop(_PASSWORD, None)
-    if (user is None) != (password is None):
+    # schema.registry.basic.auth.username/password are combined by RegistryConfig.from_options
+    # (one parser for the source, the column functions and the CLI); check the pair now.
+    if (opts.get(_USER) is None) != (opts.get(_PASSWORD) is None):
         raise ConfigError(f"options '{_USER}' and '{_PASSWORD}' go together")
-    if user is not None:
-        if "schema.registry.basic.auth.user.info" in opts:
-            raise ConfigError(f"give either '{_USER}'/'{_PASSWORD}' or 'schema.registry.basic.auth.user.info'")
-        opts["schema.registry.basic.auth.user.info"] = f"{user}:{password}"
 
     for name, value in opts.items():
         if name.startswith("kafka."):
@@ -351,6 +346,15 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
         fields["subject_strategy"] = opts["schema.subject.strategy"].strip()
     if fields.get("schema_id") is not None and fields.get("schema_subject"):
         raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
+
+    if starting or ending:
+        # Parse the offset options now so a bad one fails at load(), not at the first action.
+        from connector.kafka import offset_spec_from_options
+
+        given = {**starting, **ending, "startingoffsetsbytimestampstrategy": strategy}
+        offset_spec_from_options(given, is_ending=False, default="earliest", batch=streaming is False)
+        if ending:
+            offset_spec_from_options(given, is_ending=True, default="latest", batch=streaming is False)
 
     fields.update(
         channel_params=tuple(sorted(params.items())),

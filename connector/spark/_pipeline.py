@@ -68,7 +68,9 @@ class Pipeline:
     rescue: bool = False
 
     def needs_headers(self) -> bool:
-        return self.include_headers or self.framing.startswith("header-") or self.key_framing.startswith("header-")
+        from wireformat import Framing
+
+        return self.include_headers or Framing(self.framing).in_header or Framing(self.key_framing).in_header
 
     def process(self, raw: pa.RecordBatch, lookup: Callable) -> pa.RecordBatch | None:
         """Turn one raw batch into an output batch, applying the error mode.

@@ -21,8 +21,6 @@ __all__ = ["ReadSetup", "build_setup"]
 
 log = logging.getLogger("asyncapi_kafka")
 
-_GUID_FRAMINGS = {"confluent-guid", "glue", "header-confluent", "auto"}
-
 
 @dataclasses.dataclass(frozen=True)
 class ReadSetup:
@@ -134,7 +132,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
     from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
     from pyspark.sql.types import StructField, StructType
-    from wireformat import Limits
+    from wireformat import Framing, Limits
 
     source = opts.asyncapi
     base_dir = None
@@ -199,7 +197,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     if opts.include_headers:
         fields.append(StructField("headers", ArrayType(StructType([
             StructField("key", StringType(), True), StructField("value", BinaryType(), True)]), True), True))
-    schema_id_kind = "none" if framing == "none" else ("string" if framing in _GUID_FRAMINGS else "long")
+    schema_id_kind = "none" if framing == "none" else ("string" if Framing(framing).id_text else "long")
     if schema_id_kind != "none":
         fields.append(StructField(SCHEMA_ID_COLUMN, StringType() if schema_id_kind == "string" else LongType(), True))
     # Address parameters are columns whether or not the read pins them (channel.param.*): the
@@ -230,9 +228,9 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         param_names=param_names, param_values=param_values,
         param_groups=tuple(getattr(plan, "param_groups", ()) or ()) if param_names else (),
         param_given=tuple(getattr(plan, "param_values", ()) or ()) if param_names else (), limits=limits,
-        protobuf_indexes=is_proto and framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
+        protobuf_indexes=is_proto and Framing(framing).carries_protobuf_indexes,
         key_protobuf_indexes=key_decoder is not None and _is_protobuf({None: key_spec})
-        and key_framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
+        and Framing(key_framing).carries_protobuf_indexes,
         rescue=opts.evolution_mode == "rescue",
     )
     base_kafka = dict(getattr(plan, "kafka_config", ()) or ())

@@ -63,7 +63,7 @@ def test_concurrent_misses_are_coalesced_into_one_request(server, fast_config):
         barrier.wait()
         try:
             results.append(c.get_schema_by_id(sid))
-        except Exception as e:  # noqa: BLE001 - collected and asserted below
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=worker) for _ in range(10)]
@@ -99,7 +99,7 @@ def test_coalesced_waiters_share_the_error(server, fast_config):
 def _catch(fn, *a):
     try:
         fn(*a)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return e
     return None
 

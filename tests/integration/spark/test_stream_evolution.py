@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.integration.spark.helpers import ORDER_AVRO, avro_doc, unique_topic
+from tests.integration.spark.helpers import avro_doc, unique_topic
 from tests.integration.spark.test_stream_read import ORDER_AVRO_V2, Producer, _orders
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]

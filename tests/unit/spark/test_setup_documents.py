@@ -92,3 +92,22 @@ def test_unknown_evolution_mode_fails_at_parse():
         parse_options({"asyncapi": "x.yaml", "channel": "c", "schemaevolutionmode": "merge"})
     assert parse_options({"asyncapi": "x.yaml", "channel": "c",
                           "schemaEvolutionMode": "RESCUE"}).evolution_mode == "rescue"
+
+
+@pytest.mark.parametrize("name, value, fragment", [
+    ("startingOffsets", '{"t": {"0": "x"}}', "startingOffsets"),
+    ("startingOffsets", "sometime", "startingoffsets"),
+    ("endingOffsets", "{not json", "endingoffsets"),
+    ("startingTimestamp", "yesterday", "startingtimestamp"),
+])
+def test_bad_offset_options_fail_when_options_are_parsed(name, value, fragment):
+    """Issue 13: a bad offset option fails at load() (option parsing), not at the first action."""
+    with pytest.raises(ConfigError) as e:
+        parse_options({"asyncapi": "x.yaml", "channel": "c", name: value}, streaming=None)
+    assert fragment.lower() in str(e.value).lower()
+
+
+def test_latest_start_refused_for_batch_reads_at_parse():
+    with pytest.raises(ConfigError, match="latest"):
+        parse_options({"asyncapi": "x.yaml", "channel": "c", "startingOffsets": "latest"}, streaming=False)
+    assert parse_options({"asyncapi": "x.yaml", "channel": "c", "startingOffsets": "latest"}, streaming=True)
