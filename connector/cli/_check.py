@@ -197,7 +197,7 @@ def check_command(args: argparse.Namespace) -> int:
             or srv.bootstrap_servers(), plan_config=base.kafka_config if base else (), timeout=timeout)
     except ConfigError as e:
         return _usage(str(e))
-    print(f"Checking {args.document} against server {args.server!r}")
+    print(f"Checking {redact_url(args.document)} against server {args.server!r}")
     if not checks.connected(report):
         print(report.summary())
         return 2
