@@ -244,6 +244,13 @@ class _Registry:
                                                 f"registry; vendor {config.vendor!r} is not checked")
                 return None
             client = make_backend(config)
+            # A wrong URL (a web page answering 404 everywhere) would otherwise report every
+            # subject as "missing from the registry": check it is a registry first.
+            client.verify_registry()
+        except SchemaNotFound as e:
+            report.line("error", "registry", f"{shown}: not a schema registry (the subject listing "
+                                             f"is not found either: {e})")
+            return None
         except (RegistryError, ValueError) as e:
             report.line("error", "registry", f"{shown}: {e}")
             return None

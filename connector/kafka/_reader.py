@@ -11,7 +11,7 @@ from registry import redact_servers, redact_text
 
 from connector.errors import ConfigError, KafkaReadError
 
-from ._conf import redact_conf
+from ._conf import bootstrap_without_credentials, redact_conf
 from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetSpec
 
 __all__ = ["KafkaOffsetReader", "apply_timestamp_results"]
@@ -91,6 +91,9 @@ class KafkaOffsetReader:
     def __init__(self, conf: Mapping[str, str], *, timeout_s: float = 30.0,
                  isolation_level: str | None = None):
         c = dict(conf)
+        if c.get("bootstrap.servers"):
+            c["bootstrap.servers"] = bootstrap_without_credentials(str(c["bootstrap.servers"]),
+                                                                   "the Kafka bootstrap servers")
         self._bootstrap = str(c.get("bootstrap.servers", ""))
         c.setdefault("group.id", f"asyncapi-kafka-{uuid.uuid4()}-driver")
         c["enable.auto.commit"] = "false"
