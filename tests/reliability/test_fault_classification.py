@@ -21,8 +21,9 @@ import pyarrow as pa
 import pytest
 
 from connector.errors import DecodeError, KafkaReadError
-from registry import (RegistryAuthError, RegistryError, RegistryProtocolError, RegistryServer,
-                      RegistryUnavailable, SchemaNotFound, client_for, is_records_fault)
+from registry import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
+                      RegistryTLSError, RegistryUnavailable, SchemaNotFound, SchemaParseError, client_for,
+                      is_records_fault)
 from wireformat import encode_frame
 
 from tests.reliability.conftest import REGISTRY_PASSWORD, closed_port, fast_registry_config
@@ -137,6 +138,22 @@ def test_auth_failures_are_the_environments_fault(registry_server, status):
     with pytest.raises(RegistryAuthError) as ei:
         client_for(fast_registry_config(registry_server.url)).get_schema_by_id(1)
     assert not ei.value.is_records_fault
+
+
+@pytest.mark.parametrize("exc,records", [
+    (SchemaParseError("reference cycle"), True),
+    (SchemaNotFound("HTTP 404"), False),  # not believed until the registry is verified
+    (SchemaNotFound("HTTP 404", fault="record"), True),
+    (RegistryProtocolError("non-JSON"), False),
+    (RegistryUnavailable("refused"), False),
+    (RegistryAuthError("403"), False),
+    (RegistryTLSError("certificate verify failed"), False),
+    (RegistryConfigError("bad URL"), False),
+    (KafkaReadError("broker unreachable"), False),
+    (ValueError("anything else"), False),
+])
+def test_the_types_own_the_classification(exc, records):
+    assert is_records_fault(exc) is records
 
 
 def test_kafka_read_errors_are_the_environments_fault_and_redacted():
@@ -346,3 +363,22 @@ def test_column_function_unknown_id_is_a_row_error_per_mode(spark, registry_serv
     rows = sorted(df.select("i", col.alias("v")).collect(), key=lambda r: r.i)
     assert rows[2].v.value is None and "schema id 4040" in rows[2].v.error
     assert [r.v.value.id for r in rows if r.i != 2] == [i for i in range(20) if i != 2]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("mode", MODES)
+def test_datasource_with_an_unreachable_broker_fails_in_every_mode(spark, registry_server, write_doc, mode):
+    """Broker unreachable: the environment's fault whatever the mode (never an empty result)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    port = closed_port()
+    doc = _doc(registry_server.url)
+    doc["servers"]["k"]["host"] = f"alice:{REGISTRY_PASSWORD}@127.0.0.1:{port}"
+    df = (spark.read.format("asyncapi-kafka").option("asyncapi", write_doc(json.dumps(doc)))
+          .option("channel", "c").option("mode", mode).option("fetchOffset.timeoutMs", "1500").load())
+    with pytest.raises((PySparkException, Py4JJavaError)) as ei:
+        df.collect()
+    assert "KafkaReadError" in str(ei.value) and f"127.0.0.1:{port}" in str(ei.value)
+    assert REGISTRY_PASSWORD not in str(ei.value)

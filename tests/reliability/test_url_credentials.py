@@ -147,7 +147,8 @@ def test_datasource_reads_a_document_with_server_credentials_and_shows_none(spar
     kafka.flush()
     doc = _doc2(f"kafka://alice:{SECRET}@{kafka.bootstrap_servers}")
     doc["channels"] = {topic: {"subscribe": {"message": {"name": "M"}}}}
-    df = spark.read.format("asyncapi-kafka").option("asyncapi", write_doc(json.dumps(doc))).load()
+    df = (spark.read.format("asyncapi-kafka").option("asyncapi", write_doc(json.dumps(doc)))
+          .option("channel", topic).load())
     assert sorted(r.value for r in df.collect()) == [b"v0", b"v1", b"v2"]
     df.explain(True)
     plans = df._jdf.queryExecution().toString()
