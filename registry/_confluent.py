@@ -6,7 +6,7 @@ from typing import Any
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig
-from registry._errors import RegistryProtocolError, SchemaParseError
+from registry._errors import RegistryProtocolError
 from registry._http import HttpTransport
 from registry._types import Schema, SchemaReference, schema_type_of
 
