@@ -154,3 +154,25 @@ def test_datasource_reads_a_document_with_server_credentials_and_shows_none(spar
     plans = df._jdf.queryExecution().toString()
     out, err = capfd.readouterr()
     assert SECRET not in plans + out + err
+
+
+@pytest.mark.slow
+@pytest.mark.kafka
+def test_datasource_bootstrap_option_with_credentials_reads_and_shows_none(spark, kafka, write_doc, capfd):
+    """``kafka.bootstrap.servers=alice:secret@<mock broker>`` as a reader option: stripped
+    (with a warning) before any client sees it, so the read works and nothing prints it."""
+    from tests.integration.spark.helpers import unique_topic
+
+    topic = unique_topic("creds-opt")
+    kafka.produce(topic, b"v", partition=0)
+    kafka.flush()
+    doc = _doc3("127.0.0.1:9")
+    doc["channels"] = {"c": {"address": topic, "messages": {"m": {"name": "M"}}}}
+    df = (spark.read.format("asyncapi-kafka").option("asyncapi", write_doc(json.dumps(doc)))
+          .option("channel", "c").option("kafka.bootstrap.servers", f"alice:{SECRET}@{kafka.bootstrap_servers}")
+          .load())
+    assert [r.value for r in df.collect()] == [b"v"]
+    df.explain(True)
+    plans = df._jdf.queryExecution().toString()
+    out, err = capfd.readouterr()
+    assert SECRET not in plans + out + err
