@@ -234,6 +234,24 @@ def test_unreachable_slow_or_refusing_registry_fails_within_its_timeouts_in_ever
     assert REGISTRY_PASSWORD not in f"{ei.value} {ei.value!r} {ei.value.url}"
 
 
+try:  # the self-signed HTTPS registry of the TLS suite (needs `cryptography`)
+    from tests.reliability.test_tls import https_registry, self_signed  # noqa: F401 - fixtures
+except (ImportError, pytest.skip.Exception):  # importorskip("cryptography") in that module
+    https_registry = None
+
+
+@pytest.mark.skipif(https_registry is None, reason="needs cryptography for a self-signed certificate")
+@pytest.mark.parametrize("mode", MODES)
+def test_tls_failure_fails_the_batch_in_every_mode(https_registry, mode):  # noqa: F811
+    """A registry whose certificate does not verify: the environment's fault in every mode."""
+    from registry import RegistryTLSError
+
+    setup = _setup(https_registry.url, mode)
+    with pytest.raises(RegistryTLSError) as ei:
+        setup.pipeline.process(_raw(_twenty(1)), setup.lookup())
+    assert not ei.value.is_records_fault
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_unknown_id_on_a_real_registry_is_a_row_error_per_mode(registry_server, mode):
     """The records' own fault: one record names an id the (verified) registry does not know.
