@@ -280,13 +280,14 @@ def raise_unless_records_fault(e: Exception, label: str) -> None:
     (``registry.is_records_fault``): only an id a *verified* registry does not know, or a
     schema it returns that cannot be used, marks the record itself as bad.
     """
-    from registry import is_records_fault
+    from registry import RegistryError, is_records_fault
 
-    from connector.errors import AsyncApiKafkaError
+    from connector.errors import ConfigError
 
     if is_records_fault(e):
         return
-    if isinstance(e, AsyncApiKafkaError):
+    # Other errors (a writer of the wrong format, SchemaMappingError) stay row errors.
+    if isinstance(e, (RegistryError, ConfigError)):
         e.add_note(f"while looking up writer schema id {label}")
         raise e
 
