@@ -400,3 +400,24 @@ def test_datasource_with_an_unreachable_broker_fails_in_every_mode(spark, regist
         df.collect()
     assert "KafkaReadError" in str(ei.value) and f"127.0.0.1:{port}" in str(ei.value)
     assert REGISTRY_PASSWORD not in str(ei.value)
+
+
+def test_check_reports_a_wrong_registry_instead_of_missing_subjects(html_registry):
+    """``asyncapi-kafka check`` against a web page: one error saying it is not a schema
+    registry (before: every subject reported "missing from the registry"), URL redacted."""
+    import argparse
+    import io as _io
+
+    from connector.cli._check import _Registry, _Report
+
+    class Plan:
+        registry_url = _with_userinfo(html_registry.url)
+        registry_vendor = None
+
+    out = _io.StringIO()
+    report = _Report(out)
+    got = _Registry.build(Plan(), argparse.Namespace(registry_url=None),
+                          {"schema.registry.max.retries": "0"}, 2.0, report)
+    text = out.getvalue()
+    assert got is None and report.counts["error"] == 1, text
+    assert ("not a schema registry" in text or "non-JSON" in text) and REGISTRY_PASSWORD not in text
