@@ -6,7 +6,7 @@ import enum
 import uuid
 from collections.abc import Callable
 
-from registry._errors import RegistryConfigError, SchemaParseError
+from registry._errors import RegistryConfigError, RegistryProtocolError, SchemaParseError
 from registry._types import CacheStats, Schema
 
 __all__ = ["SchemaRegistry", "guid_text", "framing_name", "MAX_REFERENCES"]
@@ -68,6 +68,22 @@ class SchemaRegistry(abc.ABC):
     @abc.abstractmethod
     def list_versions(self, subject: str) -> list[int]:
         """Versions registered under ``subject``, ascending."""
+
+    def verify_registry(self) -> None:
+        """Prove the peer is a schema registry with a known-good call (the subject listing).
+
+        :class:`~registry.CachingRegistry` calls this once before believing a "not found":
+        a wrong URL (any web server) answers 404 for every id, and taking that as the
+        records' fault would drop every record.
+
+        Raises
+        ------
+        RegistryError
+            The peer did not answer like a registry (404, non-JSON, wrong shape), or could
+            not be asked (unreachable, auth, TLS).
+        """
+        if not isinstance(self.list_subjects(), list):
+            raise RegistryProtocolError("the subject listing is not a list: is this a schema registry?")
 
     def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing
         """Release connections (idempotent)."""

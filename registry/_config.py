@@ -9,6 +9,7 @@ import urllib.parse
 from collections.abc import Mapping
 
 from registry._errors import RegistryConfigError
+from registry._redact import redact_url
 from registry._types import Secret
 
 __all__ = ["RegistryConfig", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES", "VENDORS",
@@ -260,24 +261,6 @@ def split_credentials(url: str) -> tuple[str, str | None]:
     userinfo, _, hostport = parts.netloc.rpartition("@")
     creds = urllib.parse.unquote(userinfo)
     return urllib.parse.urlunsplit(parts._replace(netloc=hostport)), creds
-
-
-def redact_url(url: str | None) -> str | None:
-    """Remove userinfo and query values that look like credentials from a URL."""
-    if url is None:
-        return None
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    netloc = parts.netloc.rpartition("@")[2]
-    query = parts.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        query = urllib.parse.urlencode([(k, "***" if any(s in k.lower() for s in
-                                         ("token", "key", "secret", "pass", "auth", "sig")) else v)
-                                        for k, v in pairs])
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _blocked_ip(text: str) -> bool:

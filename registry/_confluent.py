@@ -6,7 +6,7 @@ from typing import Any
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig
-from registry._errors import SchemaParseError
+from registry._errors import RegistryProtocolError
 from registry._http import HttpTransport
 from registry._types import Schema, SchemaReference, schema_type_of
 
@@ -23,11 +23,13 @@ def schema_from_document(doc: Any, *, schema_id: int | None = None, guid: str | 
 
     Raises
     ------
-    SchemaParseError
-        When required fields are missing or of the wrong type.
+    RegistryProtocolError
+        When required fields are missing or of the wrong type (the peer does not speak the
+        registry's protocol: the environment's fault, not the record's).
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
-        raise SchemaParseError(f"{where} answer has no schema text")
+        raise RegistryProtocolError(f"{where} answer has no schema text: is schema.registry.url a "
+                                    "schema registry?")
     try:
         stype = schema_type_of(doc.get("schemaType"))
         refs = tuple(SchemaReference(str(r["name"]), str(r["subject"]), int(r["version"]))
@@ -42,7 +44,7 @@ def schema_from_document(doc: Any, *, schema_id: int | None = None, guid: str | 
                       version=int(version) if version is not None else None,
                       references=refs)
     except (KeyError, TypeError, ValueError) as e:
-        raise SchemaParseError(f"{where} answer is malformed ({type(e).__name__}: {e})") from e
+        raise RegistryProtocolError(f"{where} answer is malformed ({type(e).__name__}: {e})") from e
 
 
 class ConfluentRegistry(SchemaRegistry):
@@ -91,7 +93,8 @@ class ConfluentRegistry(SchemaRegistry):
     def list_subjects(self) -> list[str]:
         doc = self._http.get_json(f"{self._prefix}/subjects")
         if not isinstance(doc, list):
-            raise SchemaParseError("GET /subjects did not answer a list")
+            raise RegistryProtocolError("GET /subjects did not answer a list: is schema.registry.url a "
+                                        "schema registry?")
         return [str(s) for s in doc]
 
     def list_versions(self, subject: str) -> list[int]:
@@ -99,7 +102,7 @@ class ConfluentRegistry(SchemaRegistry):
         try:
             return sorted(int(v) for v in doc)
         except (TypeError, ValueError) as e:
-            raise SchemaParseError("GET /subjects/{s}/versions did not answer a list of ints") from e
+            raise RegistryProtocolError("GET /subjects/{s}/versions did not answer a list of ints") from e
 
     def register(self, subject: str, text: str, schema_type: str = "AVRO",
                  references: tuple[SchemaReference, ...] = ()) -> int:
@@ -114,4 +117,4 @@ class ConfluentRegistry(SchemaRegistry):
         try:
             return int(doc["id"])
         except (KeyError, TypeError, ValueError) as e:
-            raise SchemaParseError("register answer has no id") from e
+            raise RegistryProtocolError("register answer has no id") from e

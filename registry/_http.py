@@ -19,8 +19,8 @@ import requests
 import requests.adapters
 
 from registry._config import RegistryConfig, check_address, redact_url
-from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryTLSError,
-                              RegistryUnavailable, SchemaNotFound, SchemaParseError)
+from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
+                              RegistryTLSError, RegistryUnavailable, SchemaNotFound)
 
 __all__ = ["HttpTransport", "Response"]
 
@@ -44,14 +44,18 @@ class Response:
         try:
             return json.loads(self.body)
         except ValueError as e:
-            raise SchemaParseError(f"registry answered non-JSON from {redact_url(self.url)}",
-                                   status=self.status, url=redact_url(self.url)) from e
+            # A registry always answers JSON on its API paths: an HTML page means the URL
+            # points at something else (a proxy, a web app), which is no record's fault.
+            raise RegistryProtocolError(f"registry answered non-JSON from {redact_url(self.url)}: "
+                                        "is schema.registry.url a schema registry?",
+                                        status=self.status, url=redact_url(self.url)) from e
 
     def text(self) -> str:
         try:
             return self.body.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise SchemaParseError("schema text is not UTF-8", url=redact_url(self.url)) from e
+            raise RegistryProtocolError(f"schema text from {redact_url(self.url)} is not UTF-8",
+                                        url=redact_url(self.url)) from e
 
 
 class _KeyPasswordAdapter(requests.adapters.HTTPAdapter):

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import re
+
+from registry import split_userinfo, strip_userinfo
 
 from connector.errors import AsyncApiDocumentError, ConfigError
 
@@ -12,6 +15,30 @@ from connector.asyncapi._readplan import ReadPlan, vendor_family
 from connector.asyncapi._refs import join_path
 from connector.asyncapi._schema import build_key_schema, message_spec
 from connector.asyncapi._security import kafka_security
+
+
+log = logging.getLogger("asyncapi_kafka")
+_WARNED: set[tuple[str, str]] = set()  # (document path, redacted value): warn once per process
+
+_CREDENTIALS_HOW = ("credentials never come from the document: pass them as the options "
+                    "'kafka.sasl.username' and 'kafka.sasl.password' (with the server's SASL security "
+                    "scheme or 'kafka.security.protocol'/'kafka.sasl.mechanism')")
+_REGISTRY_CREDENTIALS_HOW = ("credentials never come from the document: pass them as the options "
+                             "'schema.registry.basic.auth.username' and 'schema.registry.basic.auth.password'")
+
+
+def _without_credentials(value: str | None, path: str, how: str, ignored: list, servers: bool) -> str | None:
+    """``value`` without ``user:password@``; a document's userinfo is ignored with one warning."""
+    if not value:
+        return value
+    clean, had = strip_userinfo(value) if servers else split_userinfo(value)
+    if had:
+        ignored.append((path, "credentials in the address were ignored: " + how))
+        if (path, clean) not in _WARNED:
+            _WARNED.add((path, clean))
+            log.warning("the AsyncAPI document's %s carries credentials (user:password@); they were "
+                        "ignored and removed from the address: %s", path, how)
+    return clean
 
 
 def _config_text(v) -> str:
@@ -300,10 +327,18 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
         key_schema = spec
 
     settings, secrets, ignored, scheme = ({}, (), (), None) if srv is None else kafka_security(srv)
+    dropped: list[tuple[str, str]] = []
+    bootstrap = None
+    if srv is not None:
+        where = join_path(srv.path, "url" if doc.major == 2 else "host")
+        bootstrap = _without_credentials(srv.bootstrap_servers(), where, _CREDENTIALS_HOW, dropped, True)
+        registry_url = _without_credentials(registry_url, join_path(srv.path, "bindings.kafka.schemaRegistryUrl"),
+                                            _REGISTRY_CREDENTIALS_HOW, dropped, False)
+    ignored = tuple(ignored) + tuple(dropped)
     kafka_op = op.kafka if op is not None else None
     return ReadPlan(
         channel=ch.name, topics=topics, topic_pattern=pattern, param_names=names,
-        bootstrap_servers=srv.bootstrap_servers() if srv is not None else None,
+        bootstrap_servers=bootstrap,
         kafka_config=tuple(sorted(settings.items())), registry_url=registry_url,
         registry_vendor=vendor_family(vendor_raw), schema_id_location=location,
         schema_id_payload_encoding=encoding, schema_lookup_strategy=strategy, value_messages=specs,

@@ -226,7 +226,7 @@ def check_command(args: argparse.Namespace) -> int:
             or srv.bootstrap_servers(), plan_config=base.kafka_config if base else (), timeout=timeout)
     except ConfigError as e:
         return _usage(str(e))
-    report.note(f"Checking {args.document} against server {args.server!r}")
+    report.note(f"Checking {redact_url(args.document)} against server {args.server!r}")
     if not checks.connected(report):
         return report.finish(**head)
     checks.header(report)
@@ -272,6 +272,13 @@ class _Registry:
                                                 f"registry; vendor {config.vendor!r} is not checked")
                 return None
             client = make_backend(config)
+            # A wrong URL (a web page answering 404 everywhere) would otherwise report every
+            # subject as "missing from the registry": check it is a registry first.
+            client.verify_registry()
+        except SchemaNotFound as e:
+            report.line("error", "registry", f"{shown}: not a schema registry (the subject listing "
+                                             f"is not found either: {e})")
+            return None
         except (RegistryError, ValueError) as e:
             report.line("error", "registry", f"{shown}: {e}")
             return None

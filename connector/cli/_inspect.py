@@ -14,7 +14,7 @@ import json
 import sys
 import textwrap
 
-from registry import redact_url
+from registry import redact_servers, redact_url
 
 from connector.asyncapi import describe, load_document, plan_read
 from connector.cli._table import render_table, wrap_type
@@ -170,12 +170,12 @@ def inspect_report(doc, *, channel: str | None = None, server: str | None = None
         srv = doc.servers[s["name"]]
         servers.append({
             "name": s["name"], "protocol": s["protocol"], "kafka": s["kafka"],
-            "bootstrap": srv.bootstrap_servers() if s["kafka"] else s["host"],
+            "bootstrap": redact_servers(srv.bootstrap_servers() if s["kafka"] else s["host"]),
             "registry_url": redact_url(s["registry_url"]), "registry_vendor": s["registry_vendor"],
             "security": ["+".join(sc["type"] for sc in alt) for alt in s["security"]],
             "description": srv.description,
         })
-    return {"title": summary["title"], "asyncapi": summary["asyncapi"], "source": summary["source"],
+    return {"title": summary["title"], "asyncapi": summary["asyncapi"], "source": redact_url(summary["source"]),
             "servers": servers, "channels": [_channel_report(doc, c, server) for c in channels]}
 
 

@@ -317,17 +317,19 @@ def raise_unless_records_fault(e: Exception, label: str) -> None:
     """Re-raise lookup failures that are not the record's fault.
 
     Spark's parse modes cover malformed input only. A registry that is down, refuses our
-    credentials or TLS, or is not configured must fail the task (Spark retries it): turning
-    valid records into PERMISSIVE error rows or DROPMALFORMED drops would lose them silently.
-    Only an id the registry does not know, or a schema it returns that cannot be used, marks
-    the record itself as bad.
+    credentials or TLS, is not a registry at all, or is not configured must fail the task
+    in every mode (Spark retries it): turning valid records into PERMISSIVE error rows or
+    DROPMALFORMED drops would lose them silently. The error types say whose fault they are
+    (``registry.is_records_fault``): only an id a *verified* registry does not know, or a
+    schema it returns that cannot be used, marks the record itself as bad.
     """
-    from registry import RegistryError, SchemaNotFound, SchemaParseError
+    from registry import RegistryError, is_records_fault
 
     from connector.errors import ConfigError
 
-    if isinstance(e, (SchemaNotFound, SchemaParseError)):
+    if is_records_fault(e):
         return
+    # Other errors (a writer of the wrong format, SchemaMappingError) stay row errors.
     if isinstance(e, (RegistryError, ConfigError)):
         e.add_note(f"while looking up writer schema id {label}")
         raise e

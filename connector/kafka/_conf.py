@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
+from registry import redact_servers, strip_userinfo
+
 from connector.errors import ConfigError
 
 __all__ = [
@@ -17,9 +19,11 @@ __all__ = [
     "kafka_conf_from_options",
     "is_secret_setting",
     "redact_conf",
+    "bootstrap_without_credentials",
 ]
 
 _log = logging.getLogger(__name__)
+_WARNED: set[tuple[str, str]] = set()  # (origin, cleaned list): warn once per process
 
 #: Settings the source sets itself, with the reason shown when a user tries to set them.
 OWNED_KAFKA_SETTINGS: Mapping[str, str] = {
@@ -68,8 +72,26 @@ def is_secret_setting(name: str) -> bool:
 
 
 def redact_conf(conf: Mapping[str, object]) -> dict[str, object]:
-    """Copy of ``conf`` with secret values replaced by ``'***'`` (for logs and reprs)."""
-    return {k: ("***" if is_secret_setting(k) else v) for k, v in conf.items()}
+    """Copy of ``conf`` with secret values replaced by ``'***'`` and userinfo removed from the
+    bootstrap list (for logs and reprs)."""
+    return {k: ("***" if is_secret_setting(k) else
+                redact_servers(str(v)) if k.strip().lower() == "bootstrap.servers" else v)
+            for k, v in conf.items()}
+
+
+def bootstrap_without_credentials(servers: str, origin: str) -> str:
+    """``servers`` without ``user:password@``, warning that such credentials are ignored.
+
+    librdkafka has no userinfo in addresses (it would try to resolve it, and log it): SASL
+    credentials are the ``kafka.sasl.username`` / ``kafka.sasl.password`` options.
+    """
+    clean, had = strip_userinfo(servers)
+    if had and (origin, clean) not in _WARNED:
+        _WARNED.add((origin, clean))
+        _log.warning("credentials (user:password@) in %s were ignored and removed from the bootstrap "
+                     "list %s: pass them as the options 'kafka.sasl.username' and 'kafka.sasl.password'",
+                     origin, clean)
+    return clean
 
 
 def _norm(items: Iterable[tuple[str, object]], origin: str) -> dict[str, str]:
@@ -137,6 +159,9 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
                 raise ConfigError(f"Kafka option '{key}' is not supported: "
                                   f"{OWNED_KAFKA_SETTINGS[key]}")
             conf[key] = value
+    if conf.get("bootstrap.servers"):
+        conf["bootstrap.servers"] = bootstrap_without_credentials(conf["bootstrap.servers"],
+                                                                  "the Kafka bootstrap servers")
     if require_bootstrap and not conf.get("bootstrap.servers", "").strip():
         raise ConfigError("no Kafka bootstrap servers: the AsyncAPI document names no server "
                           "and the option 'kafka.bootstrap.servers' is not set")

@@ -238,6 +238,10 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     for name, value in opts.items():
         if name.startswith("kafka."):
             setting = name[len("kafka."):]
+            if setting == "bootstrap.servers":
+                from connector.kafka import bootstrap_without_credentials
+
+                value = bootstrap_without_credentials(value, "the option 'kafka.bootstrap.servers'")
             if setting in OWNED_KAFKA_SETTINGS:
                 raise ConfigError(f"option '{name}' is not supported: {OWNED_KAFKA_SETTINGS[setting]}")
             (secrets if _is_secret(name) else kafka).__setitem__(

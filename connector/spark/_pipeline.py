@@ -94,7 +94,7 @@ class Pipeline:
         else:
             value = parsed.payload
             value_err = error_messages(parsed.error)
-        errors.append(value_err)
+        errors.append(_tombstones_ok(value_err, raw.column("value")))
 
         key = raw.column("key")
         if self.key_decoder is not None:
@@ -165,6 +165,14 @@ class Pipeline:
                 arr = arr.cast(field.type)
             arrays.append(arr)
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+
+
+def _tombstones_ok(errors: pa.Array, raw_value) -> pa.Array:
+    """A null value is a tombstone (a delete marker in compacted and CDC topics): a row with
+    ``value = null`` and no error in every mode, as Spark's own Kafka source gives it."""
+    if raw_value.null_count == 0:
+        return errors
+    return pc.if_else(pc.is_null(raw_value), pa.nulls(len(errors), pa.string()), errors)
 
 
 def _as_binary(arr):
