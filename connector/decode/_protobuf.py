@@ -1,6 +1,11 @@
 """Protobuf payloads of one message type → one Arrow array.
 
-One C-level parse per group: the payloads are wrapped, with numpy, as the repeated field 1
+Fast path (``_proto_arrow``): ptars parses every payload of a group in Rust and its Arrow
+output is reshaped to our types; rows it cannot reproduce exactly go to the reference
+path below. Every path first scans the bytes for varints that overflow 64 bits
+(``_proto_wire``), which protobuf's parsers accept silently.
+
+Reference path — one C-level parse per group: the payloads are wrapped, with numpy, as the repeated field 1
 of a synthetic ``Batch`` message (tag 0x0A, varint length, payload, for every row), parsed
 with a single ``ParseFromString``; columns are then pulled field by field. If the group does
 not parse, rows are parsed one by one to find the bad ones.
@@ -21,6 +26,8 @@ from google.protobuf.message import DecodeError as PbDecodeError
 
 from connector.decode._avro import _to_arrow
 from connector.decode._options import DecodeOptions
+from connector.decode._proto_arrow import DUR_MAX, TS_MAX, TS_MIN, PtarsEngine, engine_supports
+from connector.decode._proto_wire import overflow_rows
 from connector.decode._protobuf_schema import (
     WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map,
 )
@@ -75,12 +82,77 @@ class ProtoCodec:
         self.arrow_type = arrow_type_of_message(self.desc, options.enum_as,
                                                 max_depth=options.max_recursion_depth)
         self.cls = compiled.message_class(self.desc)
+        self._engine = None
+        self._engine_ok = engine_supports(self.desc)
+        self._json_fields = [f for f in self.desc.fields if f.type == FD.TYPE_MESSAGE and
+                             f.message_type.full_name in WKT_JSON and not f.is_repeated]
 
     @property
     def full_name(self) -> str:
         return self.desc.full_name
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
+        """(values of ``arrow_type``, error text or None per row)."""
+        n = len(payloads)
+        prefix = f"protobuf decode failed for schema id {label}"
+        if payloads.null_count:
+            payloads = pc.if_else(payloads.is_valid(), payloads, pa.scalar(b"", payloads.type))
+        if n and self.options.fast_path and self._engine_ok:
+            vals, errors = self._decode_engine(payloads, label, prefix)
+        else:
+            vals, errors = self._decode_reference(payloads, label)
+        for i, why in overflow_rows(payloads, self.desc).items():
+            errors[i] = errors[i] or f"{prefix}: {why}"
+        return vals, errors
+
+    def _decode_engine(self, payloads: pa.BinaryArray, label: str, prefix: str):
+        if self._engine is None:
+            self._engine = PtarsEngine(self.desc, self.arrow_type, self.options.enum_as,
+                                       self.options.max_collection_items)
+        n = len(payloads)
+        vals, bad, redo = self._engine.decode(payloads)
+        errors: list = [None] * n
+        for i, why in bad.items():
+            errors[i] = f"{prefix}: {why}"
+        if vals is not None and self._json_fields:
+            vals = self._fill_json(vals, payloads, redo, errors)
+        if vals is None:
+            vals = pa.nulls(n, self.arrow_type)
+        if redo.any():
+            idx = np.flatnonzero(redo)
+            sub_vals, sub_errs = self._decode_reference(payloads.take(pa.array(idx)), label)
+            perm = np.arange(n, dtype=np.int64)
+            perm[idx] = n + np.arange(len(idx))
+            vals = pa.concat_arrays([vals, sub_vals]).take(pa.array(perm))
+            for j, i in enumerate(idx.tolist()):
+                errors[i] = sub_errs[j]
+        return vals, errors
+
+    def _fill_json(self, vals: pa.StructArray, payloads, redo: np.ndarray, errors: list):
+        """Top-level Any/Struct/Value/ListValue fields: JSON text from protobuf's own parse."""
+        skip = redo | np.not_equal(np.array(errors, object), None)
+        keep = np.flatnonzero(~skip)
+        if len(keep) == 0:
+            return vals
+        try:
+            msgs = list(self.compiled.batch_class(self.desc).FromString(
+                frame_as_repeated(payloads.take(pa.array(keep)))).items)
+        except (PbDecodeError, ValueError, RuntimeError):
+            msgs = None
+        if msgs is None or len(msgs) != len(keep):
+            redo[keep] = True
+            return vals
+        pos = np.full(len(payloads), -1, np.int64)
+        pos[keep] = np.arange(len(keep))
+        children = {f.name: c for f, c in zip(vals.type, _struct_children(vals))}
+        for f in self._json_fields:
+            col = self._field(msgs, f, pa.string())
+            children[f.name] = col.take(pa.array(pos, mask=pos < 0))
+        t = self.arrow_type
+        mask = pc.invert(vals.is_valid()) if vals.null_count else None
+        return pa.StructArray.from_arrays([children[f.name] for f in t], fields=list(t), mask=mask)
+
+    def _decode_reference(self, payloads: pa.BinaryArray, label: str):
         n = len(payloads)
         prefix = f"protobuf decode failed for schema id {label}"
         errors: list = [None] * n
@@ -139,7 +211,7 @@ class ProtoCodec:
             if name in ("google.protobuf.Timestamp", "google.protobuf.Duration"):
                 secs = np.fromiter(map(_SECONDS, msgs), np.int64, n)
                 nanos = np.fromiter(map(_NANOS, msgs), np.int64, n)
-                return pa.array(secs * 1_000_000 + nanos // 1000, t, mask=mask)
+                return pa.array(_micros(secs, nanos, name, mask), t, mask=mask)
             return pa.array(list(map(_VALUE, msgs)), t, mask=mask)
         if name in WKT_JSON:
             dump = (lambda m: _any_json(m, self.compiled.pool)) if name == "google.protobuf.Any" \
@@ -211,6 +283,29 @@ def _enum_names(vals: list, f, mask) -> pa.Array:
     return pa.array([by_number.get(v, str(v)) for v in vals], pa.string(), mask=mask)
 
 
+def _micros(secs: np.ndarray, nanos: np.ndarray, name: str, mask) -> np.ndarray:
+    """seconds + nanos → microseconds (nanos truncated toward zero, as Spark and ptars do);
+    ValueError when a present value is outside the type's range (years 1..9999 for a
+    Timestamp, ±10,000 years for a Duration) rather than a wrapped number."""
+    safe = np.clip(secs, -10**12, 10**12)
+    us = safe * 1_000_000 + np.where(nanos < 0, -((-nanos) // 1000), nanos // 1000)
+    if name == "google.protobuf.Timestamp":
+        bad = (secs != safe) | (us < TS_MIN) | (us >= TS_MAX)
+    else:
+        bad = (secs != safe) | (np.abs(us) > DUR_MAX)
+    if mask is not None:
+        bad &= ~np.asarray(mask, bool)
+    if bad.any():
+        raise ValueError(f"{name} value out of range")
+    return us
+
+
+def _struct_children(arr: pa.StructArray) -> list:
+    if arr.offset == 0 and arr.null_count == 0:
+        return [arr.field(i) for i in range(arr.type.num_fields)]
+    return arr.flatten()
+
+
 def _read_varints(data: np.ndarray, pos: np.ndarray, active: np.ndarray):
     """One varint at ``pos`` for every active row: (value as uint64, new pos, ok)."""
     val = np.zeros(len(pos), np.uint64)
@@ -259,7 +354,8 @@ def _time_from_bytes(vals: list, mask, t: pa.DataType) -> pa.Array:
         nanos = np.where(good & (tag == 0x10), v.astype(np.int32).astype(np.int64), nanos)
         active = good & (pos < ends)
         bad |= good & (pos > ends)
-    micros = secs * 1_000_000 + nanos // 1000
+    micros = _micros(secs, nanos, "google.protobuf.Timestamp" if pa.types.is_timestamp(t)
+                     else "google.protobuf.Duration", bad if mask is None else (bad | mask))
     if bad.any():
         from google.protobuf import timestamp_pb2
         for i in np.flatnonzero(bad).tolist():
@@ -267,5 +363,7 @@ def _time_from_bytes(vals: list, mask, t: pa.DataType) -> pa.Array:
                 m = timestamp_pb2.Timestamp.FromString(vals[i])  # same wire layout as Duration
             except PbDecodeError as e:
                 raise ValueError(f"corrupt Timestamp/Duration: {e}") from e
-            micros[i] = m.seconds * 1_000_000 + m.nanos // 1000
+            micros[i] = _micros(np.array([m.seconds], np.int64), np.array([m.nanos], np.int64),
+                                "google.protobuf.Timestamp" if pa.types.is_timestamp(t)
+                                else "google.protobuf.Duration", None)[0]
     return pa.array(micros, t, mask=mask if mask is not None and mask.any() else None)
