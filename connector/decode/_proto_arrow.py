@@ -207,6 +207,8 @@ class PtarsEngine:
         if sub is None:
             ctx.redo[rows[idx]] = True
             return None
+        if len(idx) == len(arr):
+            return sub
         pos = np.full(len(arr), -1, np.int64)
         pos[idx] = np.arange(len(idx))
         return sub.take(pa.array(pos, mask=pos < 0))

@@ -101,7 +101,7 @@ class ProtoCodec:
             vals, errors = self._decode_engine(payloads, label, prefix)
         else:
             vals, errors = self._decode_reference(payloads, label)
-        for i, why in overflow_rows(payloads, self.desc).items():
+        for i, why in overflow_rows(payloads, self.cls).items():
             errors[i] = errors[i] or f"{prefix}: {why}"
         return vals, errors
 
