@@ -138,7 +138,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
 
     limits = Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes)
     dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
-                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes)
+                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
+                          protobuf_message=opts.schema_message)
 
     readers = _reader_for_value(opts, plan, registry_config, framing)
     if len(readers) > 1:
@@ -159,7 +160,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
             key_as_string = True
         else:
             key_framing = framing if registry_config is not None else "none"
-            key_decoder = build_decoder(key_spec, options=dopts)
+            # schema.message names the value's message, never the key's
+            key_decoder = build_decoder(key_spec, options=dataclasses.replace(dopts, protobuf_message=None))
 
     value_type = value_decoder.arrow_type if value_decoder is not None else pa.binary()
     key_type = key_decoder.arrow_type if key_decoder is not None else (pa.string() if key_as_string else pa.binary())
