@@ -60,13 +60,94 @@ def engine_supports(desc) -> bool:
                 return False
             if f.type == FD.TYPE_MESSAGE:
                 name = f.message_type.full_name
+                if name in WKT_SCALARS and not f.is_repeated and (
+                        f.containing_oneof is not None or d.GetOptions().map_entry):
+                    return False  # cannot be made repeated to see it sent twice (merged)
                 if name in WKT_JSON:
                     if not top or f.is_repeated:
                         return False
                     continue
                 if name not in WKT_SCALARS:
                     todo.append((f.message_type, False))
-    return True
+    return _back_edges(desc) is not None
+
+
+def _back_edges(desc):
+    """Fields closing a recursion cycle in a depth-first walk from ``desc`` (a set of
+    (message full name, field name)), or None when one of them cannot be cut.
+
+    The engine hands ptars an acyclic copy of the schema in which these fields are
+    ``repeated bytes``: nested levels are then decoded one step at a time, and a singular
+    field sent twice (which protobuf merges) shows up as two items and goes to the
+    reference path. Map values and oneof members cannot become repeated: not supported.
+    """
+    cut = set()
+    state = {desc.full_name: 1}
+    stack = [(desc, iter(desc.fields))]
+    while stack:
+        d, it = stack[-1]
+        f = next(it, None)
+        if f is None:
+            state[d.full_name] = 2
+            stack.pop()
+            continue
+        if f.type != FD.TYPE_MESSAGE or f.message_type.full_name in WKT_SCALARS or \
+                f.message_type.full_name in WKT_JSON:
+            continue
+        m = f.message_type
+        seen = state.get(m.full_name)
+        if seen == 1:
+            if d.GetOptions().map_entry or is_map(f) or f.containing_oneof is not None:
+                return None
+            cut.add((d.full_name, f.name))
+        elif seen is None:
+            state[m.full_name] = 1
+            stack.append((m, iter(m.fields)))
+    return cut
+
+
+def _acyclic_pool(desc, cut: set):
+    """A descriptor pool holding copies of ``desc``'s files with the ``cut`` fields turned
+    into ``repeated bytes`` (same numbers and names)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool
+
+    files, order = {}, []
+
+    def visit(fd):
+        if fd.name in files:
+            return
+        files[fd.name] = None
+        for dep in fd.dependencies:
+            visit(dep)
+        files[fd.name] = descriptor_pb2.FileDescriptorProto.FromString(fd.serialized_pb)
+        order.append(fd.name)
+
+    visit(desc.file)
+    pool = descriptor_pool.DescriptorPool()
+    by_name = {}
+    for fname in order:
+        fdp = files[fname]
+        prefix = fdp.package + "." if fdp.package else ""
+        todo = [(prefix + m.name, m) for m in fdp.message_type]
+        while todo:
+            name, m = todo.pop()
+            by_name[name] = m
+            todo += [(f"{name}.{n.name}", n) for n in m.nested_type]
+    for mname, fname in cut:
+        for f in by_name[mname].field:
+            if f.name == fname:
+                f.type = FD.TYPE_BYTES
+                f.label = FD.LABEL_REPEATED
+                f.ClearField("type_name")
+    for m in by_name.values():  # singular wrappers/Timestamp/Duration: one item per occurrence
+        for f in m.field:
+            if f.type == FD.TYPE_MESSAGE and f.label != FD.LABEL_REPEATED and \
+                    f.type_name.lstrip(".") in WKT_SCALARS and not f.HasField("oneof_index") \
+                    and not m.options.map_entry:
+                f.label = FD.LABEL_REPEATED
+    for fname in order:
+        pool.Add(files[fname])
+    return pool
 
 
 def _syntax(file) -> str:
@@ -94,7 +175,9 @@ class PtarsEngine:
         self.desc, self.arrow_type, self.max_items = desc, arrow_type, max_items
         cfg = ptars.PtarsConfig(timestamp_unit="us", duration_unit="us",
                                 enum_repr="int32" if enum_as == "int" else "string")
-        self._pool = ptars.HandlerPool([desc.file], config=cfg)
+        self._cut = _back_edges(desc) or set()
+        self._shadow = _acyclic_pool(desc, self._cut)
+        self._pool = ptars.HandlerPool([self._shadow.FindFileByName(desc.file.name)], config=cfg)
         self._handlers: dict[str, object] = {}
         self._panic = getattr(getattr(ptars, "_lib", None), "PanicException", None)
         try:
@@ -106,7 +189,8 @@ class PtarsEngine:
     def _handler(self, desc):
         h = self._handlers.get(desc.full_name)
         if h is None:
-            h = self._handlers[desc.full_name] = self._pool.get_for_message(desc)
+            h = self._handlers[desc.full_name] = self._pool.get_for_message(
+                self._shadow.FindMessageTypeByName(desc.full_name))
         return h
 
     def _parse(self, desc, payloads: pa.BinaryArray):
@@ -235,12 +319,27 @@ class PtarsEngine:
             k = self._single(keys, kf, t.key_type, child_rows, ctx)
             v = self._single(items, vf, t.item_type, child_rows, ctx)
             return pa.MapArray.from_arrays(pa.array(offsets), k, v, type=t)
+        if not f.is_repeated and ((f.containing_type.full_name, f.name) in self._cut or (
+                f.type == FD.TYPE_MESSAGE and f.message_type.full_name in WKT_SCALARS)):
+            arr = self._first(arr, rows, ctx)  # repeated in the copy ptars reads
         if f.is_repeated:
             offsets, _, child_rows = self._lists(arr, rows, ctx)
             vals = arr.flatten()
             v = self._single(vals, f, t.value_type, child_rows, ctx)
             return pa.ListArray.from_arrays(pa.array(offsets), v, type=t)
         return self._single(arr, f, t, rows, ctx)
+
+    def _first(self, arr, rows, ctx) -> pa.Array:
+        """The only item of each list (null when empty); rows where a singular message
+        field came twice (protobuf merges them, ptars would keep the last) go to the
+        reference path."""
+        raw = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+        lens = np.diff(raw)
+        twice = lens > 1
+        if twice.any():
+            ctx.redo[rows[twice]] = True
+        has = lens >= 1
+        return arr.values.take(pa.array(np.where(has, raw[:-1], 0), mask=~has))
 
     def _lists(self, arr, rows, ctx):
         raw = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -260,11 +359,11 @@ class PtarsEngine:
             name = f.message_type.full_name
             if name == "google.protobuf.Timestamp" or name == "google.protobuf.Duration":
                 us = arr.cast(pa.int64()) if not pa.types.is_timestamp(arr.type) else arr.view(pa.int64())
-                v = us.to_numpy(zero_copy_only=False)
+                v = us.fill_null(0).to_numpy(zero_copy_only=False)  # int64, never float
                 if name == "google.protobuf.Timestamp":
                     out_of_range = (v < TS_MIN) | (v >= TS_MAX)
                 else:
-                    out_of_range = np.abs(v.astype(np.float64)) > DUR_MAX
+                    out_of_range = (v > DUR_MAX) | (v < -DUR_MAX)
                 out_of_range &= arr.is_valid().to_numpy(zero_copy_only=False)
                 if out_of_range.any():
                     ctx.error(rows[out_of_range], f"{name} of field {f.full_name} is out of range")

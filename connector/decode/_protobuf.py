@@ -103,6 +103,9 @@ class ProtoCodec:
             vals, errors = self._decode_reference(payloads, label)
         for i, why in overflow_rows(payloads, self.cls).items():
             errors[i] = errors[i] or f"{prefix}: {why}"
+        if errors.count(None) != n:  # an error row never carries a (possibly wrong) value
+            bad = pa.array(np.not_equal(np.array(errors, object), None).astype(bool))
+            vals = pc.if_else(bad, pa.nulls(n, vals.type), vals)
         return vals, errors
 
     def _decode_engine(self, payloads: pa.BinaryArray, label: str, prefix: str):
@@ -112,8 +115,9 @@ class ProtoCodec:
         n = len(payloads)
         vals, bad, redo = self._engine.decode(payloads)
         errors: list = [None] * n
-        for i, why in bad.items():
+        for i, why in chain(bad.items(), self._refused_by_protobuf(payloads).items()):
             errors[i] = f"{prefix}: {why}"
+            redo[i] = False
         if vals is not None and self._json_fields:
             vals = self._fill_json(vals, payloads, redo, errors)
         if vals is None:
@@ -127,6 +131,24 @@ class ProtoCodec:
             for j, i in enumerate(idx.tolist()):
                 errors[i] = sub_errs[j]
         return vals, errors
+
+    def _refused_by_protobuf(self, payloads: pa.BinaryArray) -> dict[int, str]:
+        """{row: reason} for rows protobuf's own parser refuses: one C-level parse of the
+        whole group (no Python object per row), row by row only when it fails. ptars
+        accepts a few malformed inputs (stray group tags), so its verdict is not enough."""
+        try:
+            batch = self.compiled.batch_class(self.desc).FromString(frame_as_repeated(payloads))
+            if len(batch.items) == len(payloads):
+                return {}
+        except (PbDecodeError, ValueError, RuntimeError):
+            pass
+        bad = {}
+        for i, p in enumerate(payloads.to_pylist()):
+            try:
+                self.cls.FromString(p)
+            except (PbDecodeError, ValueError, RuntimeError, TypeError) as e:
+                bad[i] = f"{type(e).__name__}: {e}"
+        return bad
 
     def _fill_json(self, vals: pa.StructArray, payloads, redo: np.ndarray, errors: list):
         """Top-level Any/Struct/Value/ListValue fields: JSON text from protobuf's own parse."""
@@ -219,6 +241,8 @@ class ProtoCodec:
             return pa.array([None if mask is not None and mask[i] else dump(m)
                              for i, m in enumerate(msgs)], t)
         children = [self._field(msgs, desc.fields_by_name[field.name], field.type) for field in t]
+        if len(desc.fields) != len(t):
+            _refuse_cut_data(msgs, desc, t)
         amask = pa.array(mask) if mask is not None else None
         if not children:
             return pa.StructArray.from_arrays([], fields=[], mask=amask) if n else pa.array([], t)
@@ -240,8 +264,12 @@ class ProtoCodec:
         n = len(msgs)
         if is_map(f) or f.is_repeated:
             seqs = list(map(get, msgs))
+            lens = np.fromiter(map(len, seqs), np.int64, n)
+            if n and lens.max() > self.options.max_collection_items:
+                raise ValueError(f"field {f.full_name} holds more than "
+                                 f"{self.options.max_collection_items} items (max_collection_items)")
             offsets = np.zeros(n + 1, np.int32)
-            np.cumsum(np.fromiter(map(len, seqs), np.int64, n), out=offsets[1:])
+            np.cumsum(lens, out=offsets[1:])
             if is_map(f):
                 kf = f.message_type.fields_by_name["key"]
                 vf = f.message_type.fields_by_name["value"]
@@ -261,6 +289,21 @@ class ProtoCodec:
         if f.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             return self._values(vals, mask, f.message_type, t)
         return self._scalars(vals, f, t, mask if mask is not None and mask.any() else None)
+
+
+def _refuse_cut_data(msgs: list, desc, t: pa.DataType) -> None:
+    """ValueError when a field cut from the Arrow type by max_recursion_depth holds data."""
+    kept = {f.name for f in t}
+    for f in desc.fields:
+        if f.name in kept:
+            continue
+        if f.is_repeated:
+            has = any(map(len, map(attrgetter(f.name), msgs)))
+        else:
+            has = any(map(methodcaller("HasField", f.name), msgs))
+        if has:
+            raise ValueError(f"data nested deeper than the recursion depth (max_recursion_depth) "
+                             f"in field {f.full_name}")
 
 
 _SECONDS, _NANOS, _VALUE = attrgetter("seconds"), attrgetter("nanos"), attrgetter("value")
