@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf.descriptor import FieldDescriptor as FD
 
+from connector.decode._proto_unroll import unrolled_pool
 from connector.decode._protobuf_schema import WKT_JSON, WKT_SCALARS, is_map
 
 __all__ = ["PtarsEngine", "engine_supports"]
@@ -69,7 +70,7 @@ def engine_supports(desc) -> bool:
                     continue
                 if name not in WKT_SCALARS:
                     todo.append((f.message_type, False))
-    return _back_edges(desc) is not None
+    return True
 
 
 def _back_edges(desc):
@@ -175,9 +176,20 @@ class PtarsEngine:
         self.desc, self.arrow_type, self.max_items = desc, arrow_type, max_items
         cfg = ptars.PtarsConfig(timestamp_unit="us", duration_unit="us",
                                 enum_repr="int32" if enum_as == "int" else "string")
-        self._cut = _back_edges(desc) or set()
-        self._shadow = _acyclic_pool(desc, self._cut)
-        self._pool = ptars.HandlerPool([self._shadow.FindFileByName(desc.file.name)], config=cfg)
+        unrolled = unrolled_pool(desc, arrow_type)
+        if unrolled is not None:  # one ptars call decodes every level
+            self._cut: set = set()
+            self._shadow, self._root = unrolled
+            self._pool = ptars.HandlerPool(
+                [self._shadow.FindMessageTypeByName(self._root).file], config=cfg)
+        else:  # recursive fields as bytes, decoded one level per call
+            cut = _back_edges(desc)
+            if cut is None:
+                raise NotImplementedError(f"{desc.full_name}: recursion through a map value or "
+                                          "a oneof member")
+            self._cut, self._root = cut, desc.full_name
+            self._shadow = _acyclic_pool(desc, self._cut)
+            self._pool = ptars.HandlerPool([self._shadow.FindFileByName(desc.file.name)], config=cfg)
         self._handlers: dict[str, object] = {}
         self._panic = getattr(getattr(ptars, "_lib", None), "PanicException", None)
         try:
@@ -187,10 +199,11 @@ class PtarsEngine:
             pass
 
     def _handler(self, desc):
-        h = self._handlers.get(desc.full_name)
+        name = self._root if desc is self.desc else desc.full_name
+        h = self._handlers.get(name)
         if h is None:
-            h = self._handlers[desc.full_name] = self._pool.get_for_message(
-                self._shadow.FindMessageTypeByName(desc.full_name))
+            h = self._handlers[name] = self._pool.get_for_message(
+                self._shadow.FindMessageTypeByName(name))
         return h
 
     def _parse(self, desc, payloads: pa.BinaryArray):

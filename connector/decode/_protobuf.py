@@ -110,8 +110,12 @@ class ProtoCodec:
 
     def _decode_engine(self, payloads: pa.BinaryArray, label: str, prefix: str):
         if self._engine is None:
-            self._engine = PtarsEngine(self.desc, self.arrow_type, self.options.enum_as,
-                                       self.options.max_collection_items)
+            try:
+                self._engine = PtarsEngine(self.desc, self.arrow_type, self.options.enum_as,
+                                           self.options.max_collection_items)
+            except NotImplementedError:
+                self._engine_ok = False
+                return self._decode_reference(payloads, label)
         n = len(payloads)
         vals, bad, redo = self._engine.decode(payloads)
         errors: list = [None] * n

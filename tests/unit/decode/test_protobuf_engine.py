@@ -260,3 +260,23 @@ def test_records_of_the_chosen_message_decode_others_are_row_errors(registry):
     assert res.values.to_pylist()[0] == {"order_id": 4, "reason": None}
     errs = res.errors.to_pylist()
     assert errs[0] is None and "shop.Order does not match the reader's shop.Refund" in errs[1]
+
+
+@pytest.mark.parametrize("name", ["recursive", "nested"])
+def test_per_level_route_equals_reference(name, monkeypatch):
+    """Schemas too bushy to unroll decode recursive fields one level per ptars call."""
+    import connector.decode._proto_arrow as engine
+
+    monkeypatch.setattr(engine, "unrolled_pool", lambda desc, t: None)
+    text, msg, depth, nest = SCHEMAS[name]
+    fast = build_decoder(Spec("protobuf", text, msg), options=DecodeOptions(max_recursion_depth=depth))
+    _, ref, cls = decoders(name)
+    rnd = random.Random(11)
+    payloads = [random_message(cls, rnd, depth=rnd.randint(0, nest)).SerializePartialToString()
+                for _ in range(60)]
+    payloads += [payloads[i] + payloads[i + 1] for i in range(0, 20, 2)]  # merges
+    a, ea = fast.decode_group(binary(payloads), None, (), "5")
+    b, eb = ref.decode_group(binary(payloads), None, (), "5")
+    assert fast._state().reader_proto._engine._cut  # the per-level route ran
+    assert [e is None for e in ea] == [e is None for e in eb]
+    assert [norm(x) for x in a.to_pylist()] == [norm(x) for x in b.to_pylist()]
