@@ -1,25 +1,29 @@
 """Protobuf payloads → Arrow in Rust (``ptars``), reshaped to this package's Arrow types.
 
-ptars parses every payload of a group in one call and returns Arrow; this module maps its
-output onto the types of :mod:`connector.decode._protobuf_schema` with Arrow kernels
-(casts, offsets, takes) walking the *schema* — never the data — so the work is bounded by
-the type's size, whatever the nesting in the bytes.
+ptars parses every payload of a group in one call, on a copy of the schema unrolled along
+the output type (``_proto_unroll``), and returns Arrow; this module maps its output onto
+the types of :mod:`connector.decode._protobuf_schema` with Arrow kernels (casts, offsets,
+takes) walking the *schema* — never the data — so the work is bounded by the type's size,
+whatever the nesting in the bytes.
 
 Where ptars and protobuf's reference parser disagree on valid bytes, the rows are handed
 back to the caller to be decoded by the reference path (``redo``):
 
 - two members of one oneof on the wire (the reference keeps the last; ptars keeps both);
 - a key repeated in one map (the reference keeps the last; ptars keeps both);
+- a singular Timestamp/Duration/wrapper (or, on the per-level route, recursive) field sent
+  twice: protobuf merges the two, ptars keeps the last;
 - a panic inside ptars (a map entry without its message value).
 
 Rows become errors (``errors``) when their values cannot be represented faithfully: a
 Timestamp outside years 1..9999 or a Duration beyond ±10,000 years (ptars saturates
 them), a collection longer than ``max_collection_items``, data below the
-``max_recursion_depth`` cut. ptars itself refuses malformed wire data, invalid UTF-8 and
-over-long varints; a batch it refuses is split row by row to find the bad rows.
+``max_recursion_depth`` cut. ptars refuses most malformed wire data itself (a refused batch
+is split row by row); the caller also runs protobuf's own parser over the group, because
+ptars accepts a few malformed inputs (mismatched group end tags).
 
-Recursive fields come out of ptars as serialized bytes; they are decoded one level per
-step of the Arrow type (itself cut at ``max_recursion_depth``).
+Schemas too bushy to unroll take the per-level route: recursive fields come out of ptars
+as serialized bytes and are decoded one level per call.
 """
 from __future__ import annotations
 
@@ -193,7 +197,7 @@ class PtarsEngine:
         self._handlers: dict[str, object] = {}
         self._panic = getattr(getattr(ptars, "_lib", None), "PanicException", None)
         try:
-            from pyo3_runtime import PanicException  # noqa: F401 - where pyo3 registers it
+            from pyo3_runtime import PanicException
             self._panic = PanicException
         except ImportError:
             pass
@@ -215,7 +219,7 @@ class PtarsEngine:
             return _as_struct(h.array_to_record_batch(payloads)), {}, []
         except ValueError:
             pass
-        except BaseException as e:  # noqa: BLE001 - pyo3 PanicException is a BaseException
+        except BaseException as e:
             if not _is_panic(e):
                 raise
         bad: dict[int, str] = {}
@@ -225,7 +229,7 @@ class PtarsEngine:
                 h.array_to_record_batch(payloads.slice(i, 1))
             except ValueError as e:
                 bad[i] = str(e)
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 if not _is_panic(e):
                     raise
                 redo.append(i)
@@ -238,7 +242,7 @@ class PtarsEngine:
             return None, bad, redo
         try:
             part = _as_struct(h.array_to_record_batch(payloads.take(pa.array(keep))))
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             if isinstance(e, ValueError) or _is_panic(e):
                 return None, bad, [i for i in range(len(payloads)) if i not in bad]
             raise

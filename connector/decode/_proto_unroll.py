@@ -91,7 +91,7 @@ def unrolled_pool(desc, t: pa.DataType):
                 fp.type_name = f".{pkg}.{name}.{entry.name}"
                 vf = f.message_type.fields_by_name["value"]
                 if vf.type == FD.TYPE_MESSAGE:
-                    vp = [x for x in entry.field if x.name == "value"][0]
+                    vp = next(x for x in entry.field if x.name == "value")
                     todo.append((vf.message_type, child_t.item_type, vp))
                 continue
             sub_t = child_t.value_type if f.is_repeated else child_t

@@ -2,17 +2,17 @@
 conversion (``DecodeOptions(fast_path=False)``), on random and on hostile bytes."""
 from __future__ import annotations
 
+import math
 import random
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.unit.decode.decode_helpers import Spec, binary
-from tests.unit.decode.test_protobuf import PROTO, PROTO2
 
 from benchmarks.protobuf_engine_bench import SHAPES, random_message
 from connector.decode import DecodeOptions, build_decoder
+from tests.unit.decode.decode_helpers import Spec, binary
+from tests.unit.decode.test_protobuf import PROTO, PROTO2
 
 # name -> (schema text, message, max_recursion_depth, random nesting depth)
 SCHEMAS = {name: (text, msg, depth, 8 if name in ("nested", "recursive") else 3)
@@ -43,7 +43,7 @@ def norm(v):
         if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
             return sorted(((repr(k), norm(x)) for k, x in v), key=repr)
         return [norm(x) for x in v]
-    if isinstance(v, float) and v != v:
+    if isinstance(v, float) and math.isnan(v):
         return "NaN"
     return v
 
@@ -248,8 +248,8 @@ def test_several_messages_need_a_name():
 
 
 def test_records_of_the_chosen_message_decode_others_are_row_errors(registry):
-    from wireformat import encode_frame, encode_protobuf_indexes
     from tests.unit.decode.decode_helpers import framed
+    from wireformat import encode_frame, encode_protobuf_indexes
 
     registry.add(3, PROTO, "PROTOBUF")
     d = build_decoder(registry.by_id[3], options=DecodeOptions(protobuf_message="shop.Refund"))
@@ -269,7 +269,9 @@ def test_per_level_route_equals_reference(name, monkeypatch):
 
     monkeypatch.setattr(engine, "unrolled_pool", lambda desc, t: None)
     text, msg, depth, nest = SCHEMAS[name]
-    fast = build_decoder(Spec("protobuf", text, msg), options=DecodeOptions(max_recursion_depth=depth))
+    # options no other test uses: a fresh per-process decoder state, built under the patch
+    fast = build_decoder(Spec("protobuf", text, msg),
+                         options=DecodeOptions(max_recursion_depth=depth, max_collection_items=999_999))
     _, ref, cls = decoders(name)
     rnd = random.Random(11)
     payloads = [random_message(cls, rnd, depth=rnd.randint(0, nest)).SerializePartialToString()
