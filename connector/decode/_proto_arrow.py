@@ -266,6 +266,8 @@ class PtarsEngine:
 
     # -- reshaping: one call per node of the Arrow type ------------------------------------
     def _message(self, arr, desc, t, rows, ctx) -> pa.Array:
+        if len(arr) == 0:  # deep levels of an unrolled type are often empty
+            return pa.array([], t)
         if pa.types.is_binary(arr.type):  # recursion cut by ptars: decode one more level
             arr = self._nested(arr, desc, rows, ctx)
             if arr is None:
@@ -286,6 +288,7 @@ class PtarsEngine:
                                          f"(max_recursion_depth) in field {desc.full_name}.{f.name}")
         for o in desc.oneofs:
             members = [kids[f.name] for f in o.fields if f.name in kids]
+            members = [m for m in members if m.null_count < len(m)]
             if len(members) > 1:
                 count = np.zeros(len(rows), np.int32)
                 for m in members:
@@ -315,6 +318,8 @@ class PtarsEngine:
         return sub.take(pa.array(pos, mask=pos < 0))
 
     def _field(self, arr, f, t, rows, ctx) -> pa.Array:
+        if len(arr) == 0:
+            return pa.array([], t)
         if is_map(f):
             offsets, lens, child_rows = self._lists(arr, rows, ctx)
             keys, items = _entries(arr.keys, arr, offsets, lens), _entries(arr.items, arr, offsets, lens)
@@ -419,10 +424,12 @@ def _children(arr: pa.StructArray) -> list:
 
 
 def _present(arr: pa.Array) -> np.ndarray:
-    has = arr.is_valid().to_numpy(zero_copy_only=False)
     if pa.types.is_list(arr.type) or pa.types.is_map(arr.type):
-        has &= pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False) > 0
-    return has
+        has = np.diff(arr.offsets.to_numpy(zero_copy_only=False)) > 0
+        return has & arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else has
+    if arr.null_count == 0:
+        return np.ones(len(arr), bool)
+    return arr.is_valid().to_numpy(zero_copy_only=False)
 
 
 def _as_struct(rb: pa.RecordBatch) -> pa.StructArray:
