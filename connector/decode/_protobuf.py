@@ -27,6 +27,8 @@ from google.protobuf.message import DecodeError as PbDecodeError
 from connector.decode._avro import _to_arrow
 from connector.decode._options import DecodeOptions
 from connector.decode._proto_arrow import DUR_MAX, TS_MAX, TS_MIN, PtarsEngine, engine_supports
+from connector.decode._proto_validate import WireValidator
+from connector.decode._proto_validate import available as validator_available
 from connector.decode._proto_wire import overflow_rows
 from connector.decode._protobuf_schema import (
     WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map,
@@ -83,6 +85,7 @@ class ProtoCodec:
                                                 max_depth=options.max_recursion_depth)
         self.cls = compiled.message_class(self.desc)
         self._engine = None
+        self._validator = None
         self._engine_ok = engine_supports(self.desc)
         self._json_fields = [f for f in self.desc.fields if f.type == FD.TYPE_MESSAGE and
                              f.message_type.full_name in WKT_JSON and not f.is_repeated]
@@ -97,12 +100,14 @@ class ProtoCodec:
         prefix = f"protobuf decode failed for schema id {label}"
         if payloads.null_count:
             payloads = pc.if_else(payloads.is_valid(), payloads, pa.scalar(b"", payloads.type))
+        checked = False  # True when the compiled wire check (overflows included) ran
         if n and self.options.fast_path and self._engine_ok:
-            vals, errors = self._decode_engine(payloads, label, prefix)
+            vals, errors, checked = self._decode_engine(payloads, label, prefix)
         else:
             vals, errors = self._decode_reference(payloads, label)
-        for i, why in overflow_rows(payloads, self.cls).items():
-            errors[i] = errors[i] or f"{prefix}: {why}"
+        if not checked:
+            for i, why in overflow_rows(payloads, self.cls).items():
+                errors[i] = errors[i] or f"{prefix}: {why}"
         if errors.count(None) != n:  # an error row never carries a (possibly wrong) value
             bad = pa.array(np.not_equal(np.array(errors, object), None).astype(bool))
             vals = pc.if_else(bad, pa.nulls(n, vals.type), vals)
@@ -115,11 +120,17 @@ class ProtoCodec:
                                            self.options.max_collection_items)
             except NotImplementedError:
                 self._engine_ok = False
-                return self._decode_reference(payloads, label)
+                return (*self._decode_reference(payloads, label), False)
+            self._validator = WireValidator(self.desc) if validator_available() else None
         n = len(payloads)
         vals, bad, redo = self._engine.decode(payloads)
         errors: list = [None] * n
-        for i, why in chain(bad.items(), self._refused_by_protobuf(payloads).items()):
+        if self._validator is not None:
+            refused, odd = self._validator.check(payloads)
+            redo |= odd
+        else:
+            refused = self._refused_by_protobuf(payloads)
+        for i, why in chain(bad.items(), refused.items()):
             errors[i] = f"{prefix}: {why}"
             redo[i] = False
         if vals is not None and self._json_fields:
@@ -133,8 +144,8 @@ class ProtoCodec:
             perm[idx] = n + np.arange(len(idx))
             vals = pa.concat_arrays([vals, sub_vals]).take(pa.array(perm))
             for j, i in enumerate(idx.tolist()):
-                errors[i] = sub_errs[j]
-        return vals, errors
+                errors[i] = errors[i] or sub_errs[j]
+        return vals, errors, self._validator is not None
 
     def _refused_by_protobuf(self, payloads: pa.BinaryArray) -> dict[int, str]:
         """{row: reason} for rows protobuf's own parser refuses: one C-level parse of the

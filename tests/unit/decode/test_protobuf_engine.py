@@ -174,6 +174,21 @@ def test_malformed_wire_data_is_a_row_error_and_neighbours_survive(fast_path):
 
 
 @pytest.mark.parametrize("fast_path", [True, False])
+def test_groups_and_odd_map_entries_follow_protobuf(fast_path):
+    """ptars accepts an end-group tag that does not match its start (protobuf refuses it);
+    a well-formed unknown group is skipped; a map entry holding an unknown field is dropped
+    whole by protobuf, and so here."""
+    rows = [b"\x08\x07\x13\x74",                       # SGROUP 2 … EGROUP 14
+            b"\x08\x07\x13\x08\x01\x14",                # unknown group, well formed
+            b"\x08\x07\x14",                           # stray end-group
+            b"\x08\x07\x13",                           # unterminated group
+            b"\x42\x07\x0a\x01k\x10\x01\x78\x05" + b"\x42\x05\x0a\x01j\x10\x02"]
+    vals, errs = _one(rows, fast_path=fast_path)
+    assert [e is None for e in errs] == [False, True, False, False, True]
+    assert vals[1]["i"] == 7 and vals[4]["m"] == [("j", 2)]
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
 def test_timestamps_and_durations_out_of_range_are_row_errors(fast_path):
     d = build_decoder(Spec("protobuf", T, "h.M"), options=DecodeOptions())
     cls = d._state().reader_proto.cls
