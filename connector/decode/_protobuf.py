@@ -2,8 +2,10 @@
 
 Fast path (``_proto_arrow``): ptars parses every payload of a group in Rust and its Arrow
 output is reshaped to our types; rows it cannot reproduce exactly go to the reference
-path below. Every path first scans the bytes for varints that overflow 64 bits
-(``_proto_wire``), which protobuf's parsers accept silently.
+path below. A compiled wire check (``_proto_validate``, numba) refuses what protobuf
+refuses at the wire level plus varints that overflow 64 bits, which protobuf's parsers
+accept silently; without numba, protobuf's own parse of the group and a numpy overflow
+scan (``_proto_wire``) do that job, as on the reference path.
 
 Reference path — one C-level parse per group: the payloads are wrapped, with numpy, as the repeated field 1
 of a synthetic ``Batch`` message (tag 0x0A, varint length, payload, for every row), parsed
