@@ -3,7 +3,7 @@ slow to import, and only Protobuf reads need it). Compiled once, cached on disk.
 import numba
 import numpy as np
 
-from connector.decode._proto_validate import MAX_DEPTH
+from connector.decode._proto_validate import DENSE, MAX_DEPTH
 
 
 @numba.njit(cache=True, nogil=True)
@@ -39,7 +39,7 @@ def lookup(t, num, t_start, t_end, f_num):
 
 @numba.njit(cache=True, nogil=True)
 def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_packed,
-          f_wt, out_code, out_redo):
+          f_wt, dense, out_code, out_redo):
     n = len(offs) - 1
     ends = np.empty(MAX_DEPTH + 2, np.int64)
     types = np.empty(MAX_DEPTH + 2, np.int64)
@@ -80,7 +80,12 @@ def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_p
                 code = 9
                 break
             t = types[depth]
-            fi = lookup(t, num, t_start, t_end, f_num) if t >= 0 else -1
+            if t < 0:
+                fi = -1
+            elif num < DENSE:  # small field numbers: one table read
+                fi = dense[t * DENSE + num]
+            else:
+                fi = lookup(t, num, t_start, t_end, f_num)
             kind = f_kind[fi] if fi >= 0 else 0
             if t >= 0 and t_entry[t] and (fi < 0 or f_wt[fi] != wt):
                 out_redo[r] = True  # protobuf drops such a map entry: its own path decides

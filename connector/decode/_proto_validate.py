@@ -18,9 +18,10 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor as FD
 
-__all__ = ["MAX_DEPTH", "WireValidator", "available"]
+__all__ = ["DENSE", "MAX_DEPTH", "WireValidator", "available"]
 
 MAX_DEPTH = 100  # protobuf's default recursion limit
+DENSE = 64  # field numbers below this are looked up in a dense table per message type
 
 K_OTHER, K_VARINT, K_F64, K_F32, K_MSG = 0, 1, 2, 3, 4
 _REASONS = {1: "truncated or over-long varint", 2: "varint overflows 64 bits",
@@ -90,7 +91,17 @@ class WireValidator:
                         np.asarray(entry, np.bool_),
                         np.asarray(nums, np.int64), np.asarray(kinds, np.int64),
                         np.asarray(childs, np.int64), np.asarray(packed, np.bool_),
-                        np.asarray(wts, np.int64))
+                        np.asarray(wts, np.int64), self._dense(order, starts, nums))
+
+    @staticmethod
+    def _dense(order, starts, nums) -> np.ndarray:
+        dense = np.full(len(order) * DENSE, -1, np.int64)
+        for t in range(len(order)):
+            end = starts[t + 1] if t + 1 < len(starts) else len(nums)
+            for i in range(starts[t], end):
+                if nums[i] < DENSE:
+                    dense[t * DENSE + nums[i]] = i
+        return dense
 
     def check(self, payloads: pa.BinaryArray) -> tuple[dict[int, str], np.ndarray]:
         """({row: reason} for rows whose wire data is malformed, rows protobuf reads its own
