@@ -70,6 +70,7 @@ OPTION_DOCS: dict[str, tuple[str, str]] = {
     "schema.version": ("latest", "Version of schema.subject."),
     "schema.id": ("", "Pin the reader schema to this registry schema id."),
     "schema.subject.strategy": ("TopicNameStrategy", "Subject name strategy used to find the latest schema."),
+    "schema.message": ("", "Protobuf reader message (full name) when the reader schema declares several top-level messages."),
     "schema.registry.<setting>": ("", "Registry URL, vendor, auth, TLS, timeouts, cache: see the registry options."),
     "schema.registry.basic.auth.username": ("", "Registry basic-auth user (with ...basic.auth.password)."),
     "schema.registry.basic.auth.password": ("", "Registry basic-auth password; Spark's redaction hides it."),
@@ -140,6 +141,7 @@ class SourceOptions:
     schema_version: str = "latest"
     schema_id: int | None = None
     subject_strategy: str | None = None
+    schema_message: str | None = None
     registry: tuple[tuple[str, str], ...] = ()       # schema.registry.* without secrets
     max_record_bytes: int = 64 * 1024 * 1024
     max_decompressed_bytes: int = 128 * 1024 * 1024
@@ -348,6 +350,8 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
         fields["schema_version"] = version
     if get("schema.subject.strategy"):
         fields["subject_strategy"] = opts["schema.subject.strategy"].strip()
+    if get("schema.message"):
+        fields["schema_message"] = opts["schema.message"].strip()
     if fields.get("schema_id") is not None and fields.get("schema_subject"):
         raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
 

@@ -155,7 +155,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     limits = Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes)
     dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
                           max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
-                          evolution=opts.evolution_mode)
+                          evolution=opts.evolution_mode, protobuf_message=opts.schema_message)
     if opts.evolution_mode != "none" and framing == "none":
         raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
                           "the reader's, so it needs schema ids in the records (a registry framing); this "
@@ -180,7 +180,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
             key_as_string = True
         else:
             key_framing = framing if registry_config is not None else "none"
-            key_decoder = build_decoder(key_spec, options=dopts)
+            # schema.message names the value's message, never the key's
+            key_decoder = build_decoder(key_spec, options=dataclasses.replace(dopts, protobuf_message=None))
 
     value_type = value_decoder.arrow_type if value_decoder is not None else pa.binary()
     key_type = key_decoder.arrow_type if key_decoder is not None else (pa.string() if key_as_string else pa.binary())
