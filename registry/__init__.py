@@ -13,7 +13,7 @@ from registry._apicurio import ApicurioRegistry
 from registry._base import SchemaRegistry
 from registry._cache import CachingRegistry, clear_clients, client_for, make_backend
 from registry._config import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES, RegistryConfig, redact_url
-from registry._confluent import ConfluentRegistry
+from registry._confluent import ConfluentRegistry, IncompatibleSchemaError, InvalidSchemaError
 from registry._errors import (
     RegistryAuthError,
     RegistryConfigError,
@@ -37,4 +37,5 @@ __all__ = [
     "export_snapshot", "RegistryServer", "SubjectNameStrategy", "subject_name",
     "RegistryError", "SchemaNotFound", "RegistryAuthError", "RegistryUnavailable",
     "SchemaParseError", "RegistryConfigError", "RegistryTLSError",
+    "IncompatibleSchemaError", "InvalidSchemaError",
 ]
