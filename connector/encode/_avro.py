@@ -1,0 +1,35 @@
+"""Avro encoding entry point: the vectorized encoder, or the per-record reference."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from connector.encode._avro_ref import RowError, encode_record
+
+__all__ = ["encode_avro"]
+
+
+def encode_avro(node, values: pa.Array, fast: bool = True):
+    """(payloads BinaryArray, errors list) for values of ``arrow_type_of(node)``."""
+    if fast:
+        try:
+            from connector.encode._avro_vec import encode_vectorized
+        except ImportError:
+            encode_vectorized = None
+        if encode_vectorized is not None:
+            return encode_vectorized(node, values)
+    return encode_reference(node, values)
+
+
+def encode_reference(node, values: pa.Array):
+    """Per-record reference path (``_avro_ref``)."""
+    rows = values.to_pylist()
+    out: list = [None] * len(rows)
+    errors: list = [None] * len(rows)
+    for i, v in enumerate(rows):
+        if v is None:
+            continue
+        try:
+            out[i] = encode_record(node, v)
+        except RowError as e:
+            errors[i] = f"avro encode failed: {e}"
+    return pa.array(out, pa.binary()), errors
