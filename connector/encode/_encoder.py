@@ -138,8 +138,8 @@ class Encoder:
             from connector.encode._avro import encode_avro
             payloads, errors = encode_avro(st.avro, values, fast)
         elif self.fmt == "json":
-            out, errs = st.json.encode(values, fast)
-            payloads, errors = pa.array(out, pa.binary()), errs
+            out, errors = st.json.encode(values, fast)
+            payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         else:
             out, errs = st.proto.encode(values, fast)
             payloads, errors = pa.array(out, pa.binary()), errs
