@@ -141,8 +141,8 @@ class Encoder:
             out, errors = st.json.encode(values, fast)
             payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         else:
-            out, errs = st.proto.encode(values, fast)
-            payloads, errors = pa.array(out, pa.binary()), errs
+            out, errors = st.proto.encode(values, fast)
+            payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         return _result(n, payloads, errors, pre_errors)
 
 
