@@ -147,7 +147,10 @@ class Encoder:
 
 
 def _result(n: int, payloads: pa.Array, errors, pre_errors) -> EncodeResult:
-    errs = np.asarray(errors, object) if not isinstance(errors, np.ndarray) else errors
+    if errors is None and pre_errors is None:  # every row encoded (the common case)
+        return EncodeResult(payloads, pa.nulls(n, pa.string()))
+    errs = np.full(n, None, object) if errors is None else \
+        errors if isinstance(errors, np.ndarray) else np.asarray(errors, object)
     if pre_errors is not None:
         bad = np.not_equal(pre_errors, None)
         errs = errs.copy()

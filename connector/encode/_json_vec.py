@@ -313,10 +313,13 @@ def encode_json_vectorized(c: Check, values: pa.Array):
         text = _text(c.node, values)
     except _NonFinite:
         return None
-    bad = np.not_equal(errors, None).astype(bool)
+    bad = ctx.bad_rows()
     payloads = text.cast(pa.binary())
-    if bad.any() or not valid.all():
-        payloads = pc.if_else(pa.array(valid & ~bad), payloads, pa.scalar(None, pa.binary()))
+    keep = valid if bad is None else valid & ~bad
+    if not keep.all():
+        payloads = pc.if_else(pa.array(keep), payloads, pa.scalar(None, pa.binary()))
+    if bad is None:
+        return payloads, None
     for i in np.flatnonzero(bad).tolist():  # only failed rows
         errors[i] = f"json encode failed: {errors[i]}"
     return payloads, errors

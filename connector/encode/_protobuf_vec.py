@@ -282,7 +282,9 @@ def encode_proto_vectorized(desc, values: pa.Array):
     ctx = _Ctx(errors)
     valid = _valid(values)
     body = _message_body(desc, values, valid, ctx, "value")
-    bad = np.not_equal(errors, None).astype(bool)
+    bad = ctx.bad_rows()
+    if bad is None:
+        return _with_validity(body, valid), None
     for i in np.flatnonzero(bad).tolist():  # only failed rows
         errors[i] = f"protobuf encode failed: {errors[i]}"
     return _with_validity(body, valid & ~bad), errors
