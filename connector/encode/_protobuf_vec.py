@@ -208,14 +208,17 @@ def _message_body(desc, arr: pa.Array, live, ctx, path) -> pa.Array:
 
 
 def _tagged(tag: bytes, enc: pa.Array, write: np.ndarray) -> pa.Array:
-    """``tag + enc`` where ``write``, else empty."""
+    """``tag + enc`` where ``write``, else null (joined as empty by the parent message)."""
     if not write.any():
         return pa.repeat(_EMPTY, len(enc)) if len(enc) else pa.array([], pa.binary())
-    out = _join(pa.scalar(tag, pa.binary()), enc)
-    return out if write.all() else _dense(_with_validity(out, write))
+    if write.all():
+        return _join(pa.scalar(tag, pa.binary()), enc)
+    return pc.binary_join_element_wise(pa.scalar(tag, pa.binary()), _with_validity(enc, write), _EMPTY)
 
 
 def _length_prefixed(body: pa.Array) -> pa.Array:
+    if body.null_count:  # a null part means "nothing written": an empty body
+        body = _dense(body)
     lens = pc.binary_length(body).to_numpy(zero_copy_only=False).astype(np.int64)
     return _join(varints(lens.view(_U64)), body)
 
@@ -271,7 +274,7 @@ def _repeated(f, arr: pa.Array, live, ctx, path) -> pa.Array:
     data = item.buffers()[2] or pa.py_buffer(b"")
     body = pa.BinaryArray.from_buffers(pa.binary(), m, [None, pa.py_buffer(body_offs.astype(np.int32)), data])
     if not packed:
-        return _dense(_with_validity(body, lens > 0)) if not (lens > 0).all() else body
+        return _with_validity(body, lens > 0)
     return _tagged(_tag(f, 2).as_py(), _length_prefixed(body), lens > 0)
 
 
