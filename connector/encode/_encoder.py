@@ -31,8 +31,14 @@ class _State:
         self.message_indexes = None
         if e.fmt == "avro":
             from connector.decode._avro_schema import arrow_type_of, parse_avro
-            self.avro, _ = parse_avro(e.text, max_depth=o.max_recursion_depth,
-                                      refs=tuple(t for _, t in e.refs))
+            self.avro, recursive = parse_avro(e.text, max_depth=o.max_recursion_depth,
+                                              refs=tuple(t for _, t in e.refs))
+            if recursive:
+                from connector.errors import SchemaMappingError
+                # the decoder's type cuts recursion at a depth: the cut fields would be
+                # missing from every record, which no Avro reader accepts
+                raise SchemaMappingError("recursive Avro schemas cannot be encoded (fields cut "
+                                         "at max_recursion_depth would be missing)")
             self.arrow_type = arrow_type_of(self.avro)
         elif e.fmt == "protobuf":
             from connector.decode._protobuf_schema import compile_proto

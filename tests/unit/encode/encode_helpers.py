@@ -4,7 +4,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import uuid
 
 from hypothesis import strategies as st
 

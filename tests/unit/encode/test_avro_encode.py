@@ -18,7 +18,7 @@ from connector.decode import DecodeOptions, build_decoder
 from connector.decode._avro_schema import parse_avro, union_kind
 from connector.encode import EncodeError, EncodeOptions, build_encoder
 from registry import Schema, SchemaType
-from tests.unit.encode.encode_helpers import UTC, Spec, top_schema, value
+from tests.unit.encode.encode_helpers import Spec, top_schema, value
 from wireformat import frame_payloads, parse_frames
 
 REF = EncodeOptions(fast_path=False)
@@ -205,3 +205,11 @@ def test_sliced_and_chunked_input():
     full = enc.encode(arr).payloads.to_pylist()
     assert enc.encode(arr.slice(2, 5)).payloads.to_pylist() == full[2:7]
     assert enc.encode(pa.chunked_array([arr.slice(0, 4), arr.slice(4)])).payloads.to_pylist() == full
+
+
+def test_recursive_avro_schema_is_refused_at_build_time():
+    from connector.errors import SchemaMappingError
+
+    s = {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
+    with pytest.raises(SchemaMappingError, match="recursive"):
+        build_encoder(Spec("avro", s), options=EncodeOptions(max_recursion_depth=2))

@@ -7,7 +7,6 @@ import json
 
 import jsonschema
 import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
