@@ -20,7 +20,11 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.decode._protobuf_schema import (
-    WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map,
+    WKT_JSON,
+    WKT_SCALARS,
+    CompiledProto,
+    arrow_type_of_message,
+    is_map,
 )
 
 __all__ = ["ProtoEncoder", "message_indexes_of"]

@@ -34,7 +34,15 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.decode._protobuf_schema import WKT_JSON, WKT_SCALARS, is_map
 from connector.encode._avro_vec import (
-    _EMPTY, _Ctx, _dense, _fixed_width, _join, _valid, _with_validity, _zz, varints,
+    _EMPTY,
+    _Ctx,
+    _dense,
+    _fixed_width,
+    _join,
+    _valid,
+    _with_validity,
+    _zz,
+    varints,
 )
 
 __all__ = ["plannable", "encode_proto_vectorized"]

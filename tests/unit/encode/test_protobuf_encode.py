@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import decimal
+import functools
 
 import pyarrow as pa
 import pytest
