@@ -213,3 +213,25 @@ def test_recursive_avro_schema_is_refused_at_build_time():
     s = {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
     with pytest.raises(SchemaMappingError, match="recursive"):
         build_encoder(Spec("avro", s), options=EncodeOptions(max_recursion_depth=2))
+
+
+@pytest.mark.parametrize("schema, rows", [
+    ("string", ["a", None, ""]),
+    ({"type": "array", "items": "long"}, [[1, 2], None, []]),
+    ({"type": "map", "values": ["null", "int"]}, [[("k", 1), ("z", None)], None]),
+    (["null", "long", "string"], [{"member0": 3, "member1": None}, None, {"member0": None, "member1": "x"}]),
+    (["int", "long"], [1, 1 << 40, None]),
+    ({"type": "enum", "name": "Top", "symbols": ["X", "Y"]}, ["Y", None]),
+])
+def test_top_level_non_record_schemas(schema, rows):
+    fast, ref = _encoders(json.dumps(schema))
+    arr = pa.array(rows, fast.arrow_type)
+    got, want = fast.encode(arr), ref.encode(arr)
+    assert got.payloads.to_pylist() == want.payloads.to_pylist()
+    assert got.errors.null_count == len(rows)
+    parsed = fastavro.parse_schema(schema)
+    node, _ = parse_avro(json.dumps(schema))
+    for r, p in zip(rows, got.payloads.to_pylist()):
+        assert (p is None) == (r is None)  # a null row is a tombstone
+        if p is not None:
+            assert _norm(fastavro.schemaless_reader(io.BytesIO(p), parsed)) == _norm(_fastavro_form(node, r))
