@@ -73,10 +73,11 @@ def schema(depth=2):
             return {"type": "array", "items": draw(inner)}
         if kind == "map":
             return {"type": "map", "values": draw(inner)}
-        if kind == "nullable":
-            return ["null", draw(inner)]
-        if kind == "nullable2":
-            return [draw(inner), "null"]
+        if kind in ("nullable", "nullable2"):
+            t = draw(inner)
+            if isinstance(t, list):
+                return t  # Avro forbids a union directly inside a union
+            return ["null", t] if kind == "nullable" else [t, "null"]
         if kind == "intlong":
             return draw(st.sampled_from([["int", "long"], ["null", "int", "long"], ["long", "int"]]))
         if kind == "floatdouble":
