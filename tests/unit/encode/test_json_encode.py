@@ -68,9 +68,9 @@ def _value(n):
     base = {"int": st.integers(-10, 60), "float": st.floats(-20, 20),
             "string": st.one_of(st.text(max_size=7), st.sampled_from(["A", "B", "c\"q", "ab", "bb1"])),
             "bool": st.booleans(),
-            "timestamp": st.integers(-10**14, 10**14).map(lambda us: dt.datetime(1970, 1, 1, tzinfo=UTC)
-                                                         + dt.timedelta(microseconds=us)),
-            "date": st.dates(dt.date(1000, 1, 1), dt.date(9999, 12, 31))}[k]
+            "timestamp": st.datetimes(dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+                                      timezones=st.just(UTC)),
+            "date": st.dates(dt.date(1, 1, 1), dt.date(9999, 12, 31))}[k]
     return st.one_of(st.none(), base)
 
 
