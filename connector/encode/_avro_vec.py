@@ -76,6 +76,10 @@ class _Ctx:
 
 
 def _bin(offsets: np.ndarray, data: np.ndarray, n: int) -> pa.BinaryArray:
+    if n and int(offsets[-1]) >= 1 << 31:  # int32 offsets would wrap: never a silently wrong value
+        from connector.encode._options import EncodeError
+        raise EncodeError("one encoded column of this batch exceeds 2 GiB; write smaller Arrow batches "
+                          "(spark.sql.execution.arrow.maxRecordsPerBatch)")
     return pa.BinaryArray.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)),
                                                         pa.py_buffer(np.ascontiguousarray(data))])
 
