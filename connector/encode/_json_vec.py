@@ -21,10 +21,11 @@ Validation without a per-row validator covers ``type``, ``properties``, ``items`
 ``additionalProperties`` (a map's values), ``required``, ``enum``/``const`` (of strings,
 integers or booleans), ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum``
 (numbers), ``minLength``/``maxLength``, ``pattern`` (RE2; a pattern RE2 cannot compile
-sends the schema to the per-row path), ``minItems``/``maxItems``, local ``$ref`` and
-annotations. A schema using any other keyword (``oneOf``, ``allOf``, ``not``,
-``if``/``then``, ``uniqueItems``, ``multipleOf``, ``patternProperties``, free-form JSON
-leaves, ...) is encoded by the per-record path (``_json``), which validates with
+sends the schema to the per-row path), ``minItems``/``maxItems`` and local ``$ref``;
+unknown keys (``x-...``, ``title``, ``format``, ...) are annotations, ignored as validators
+ignore them. A schema using another validation keyword (``oneOf``, ``allOf``, ``not``,
+``if``/``then``, ``uniqueItems``, ``multipleOf``, ``patternProperties``, ...) or a
+free-form JSON leaf is encoded by the per-record path (``_json``), which validates with
 ``jsonschema``; :func:`plan` decides once per schema.
 """
 from __future__ import annotations
@@ -41,9 +42,15 @@ from connector.encode._avro_vec import _Ctx, _valid
 
 __all__ = ["plan", "encode_json_vectorized"]
 
-_ANNOTATIONS = frozenset(["title", "description", "$schema", "$id", "id", "$comment", "examples",
-                          "default", "format", "definitions", "$defs", "deprecated", "readOnly",
-                          "writeOnly", "contentEncoding", "contentMediaType"])
+# Validation keywords (drafts 4 to 2020-12) this module does not check: a schema using one
+# goes per row through jsonschema. Any other unknown key (``x-...``, AsyncAPI's
+# ``discriminator``, ...) is an annotation, ignored by validators and here alike.
+_UNCHECKED = frozenset(["multipleOf", "additionalItems", "prefixItems", "uniqueItems", "contains",
+                        "maxContains", "minContains", "maxProperties", "minProperties",
+                        "patternProperties", "dependencies", "dependentRequired", "dependentSchemas",
+                        "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+                        "$dynamicRef", "$recursiveRef", "unevaluatedItems", "unevaluatedProperties",
+                        "contentSchema"])
 _CHECKED = frozenset(["type", "properties", "items", "additionalProperties", "required", "enum",
                       "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                       "minLength", "maxLength", "pattern", "minItems", "maxItems", "$ref"])
@@ -105,7 +112,7 @@ def _plan(root, s, n: JNode, depth: int) -> Check:
     if n.kind == "json":
         raise _NoPlan("json leaf")
     for k in s:
-        if k not in _CHECKED and k not in _ANNOTATIONS:
+        if k in _UNCHECKED:
             raise _NoPlan(k)
     t = s.get("type")
     if t is not None:

@@ -137,3 +137,11 @@ def test_unplannable_schemas_go_per_row_and_still_validate():
     res = enc.encode(pa.array([{"v": 3, "free": '{"a": [1]}'}, {"v": 4, "free": None}], enc.arrow_type))
     assert json.loads(res.payloads[0].as_py()) == {"v": 3, "free": {"a": [1]}}
     assert "multiple of 3" in res.errors[1].as_py()
+
+
+def test_asyncapi_annotations_do_not_leave_the_vectorized_path():
+    schema = {"type": "object", "x-parser-schema-id": "Order", "discriminator": "kind",
+              "properties": {"kind": {"type": "string", "x-foo": 1, "examples": ["a"]}}}
+    enc = build_encoder(Spec("json", schema))
+    assert enc._state().json.plan is not None
+    assert enc.encode(pa.array([{"kind": "a"}], enc.arrow_type)).payloads.to_pylist() == [b'{"kind":"a"}']
