@@ -40,6 +40,7 @@ class _State:
                 raise SchemaMappingError("recursive Avro schemas cannot be encoded (fields cut "
                                          "at max_recursion_depth would be missing)")
             self.arrow_type = arrow_type_of(self.avro)
+            self.full_name = self.avro.name
         elif e.fmt == "protobuf":
             from connector.decode._protobuf_schema import compile_proto
             from connector.encode._protobuf import ProtoEncoder
@@ -47,12 +48,15 @@ class _State:
                                       o.max_recursion_depth)
             self.arrow_type = self.proto.arrow_type
             self.message_indexes = self.proto.indexes
+            self.full_name = self.proto.desc.full_name
         else:
             from connector.decode._json_schema import parse_json_schema
             from connector.encode._json import JsonEncoder
             node = parse_json_schema(e.text, max_depth=o.max_recursion_depth)
             self.json = JsonEncoder(node, e.text, o.validate_json)
             self.arrow_type = node.arrow
+            from connector.decode._decoder import _json_title
+            self.full_name = _json_title(e.text)
 
 
 _STATES: dict[tuple[int, str], _State] = {}
@@ -104,6 +108,12 @@ class Encoder:
     def arrow_type(self) -> pa.DataType:
         """The Arrow type :meth:`encode` expects: the decoder's type for the same schema."""
         return self._state().arrow_type
+
+    @property
+    def full_name(self) -> str | None:
+        """Full name of the written record / message type (JSON: the schema ``title``), for
+        the record-name subject strategies."""
+        return self._state().full_name
 
     @property
     def message_indexes(self) -> list[int] | None:
