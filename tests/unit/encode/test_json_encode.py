@@ -145,3 +145,12 @@ def test_asyncapi_annotations_do_not_leave_the_vectorized_path():
     enc = build_encoder(Spec("json", schema))
     assert enc._state().json.plan is not None
     assert enc.encode(pa.array([{"kind": "a"}], enc.arrow_type)).payloads.to_pylist() == [b'{"kind":"a"}']
+
+
+def test_arrow_type_is_the_decoders_for_every_format():
+    from tests.unit.encode.test_protobuf_encode import PROTO3
+
+    for spec in (Spec("json", {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
+                                                               "m": {"additionalProperties": {"type": "integer"}}}}),
+                 Spec("protobuf", PROTO3, "t.All")):
+        assert build_encoder(spec).arrow_type == build_decoder(spec).arrow_type
