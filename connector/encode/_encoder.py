@@ -187,12 +187,20 @@ def _coerce_rows(values: pa.Array, target: pa.DataType, column: str):
     n = len(values)
     errors = np.full(n, None, object)
     good = np.ones(n, bool)
-    for i in range(n):  # only on the failure path: find the rows that do not fit
+
+    def bisect(lo: int, hi: int) -> None:  # only failing halves are split: O(bad rows * log n)
         try:
-            coerce(values.slice(i, 1), target, column)
+            coerce(values.slice(lo, hi - lo), target, column)
         except ValueFitError as e:
-            errors[i] = str(e)
-            good[i] = False
+            if hi - lo == 1:
+                errors[lo] = str(e)
+                good[lo] = False
+                return
+            mid = (lo + hi) // 2
+            bisect(lo, mid)
+            bisect(mid, hi)
+
+    bisect(0, n)
     kept = coerce(values.filter(pa.array(good)), target, column)
     idx = np.full(n, -1, np.int64)
     idx[good] = np.arange(int(good.sum()))

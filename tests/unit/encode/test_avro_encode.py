@@ -261,3 +261,16 @@ def test_row_errors_match_the_reference(case):
 def test_full_name_for_subject_strategies():
     assert build_encoder(Spec("avro", FLAT)).full_name == "Order"
     assert build_encoder(Spec("avro", {**ERR, "namespace": "n.s"})).full_name == "n.s.E"
+
+
+def test_values_that_do_not_fit_are_found_row_by_row_in_a_big_batch():
+    s = {"type": "record", "name": "I", "fields": [{"name": "v", "type": "int"}]}
+    enc = build_encoder(Spec("avro", s))
+    vals = list(range(1000))
+    bad = {3, 500, 501, 999}
+    for i in bad:
+        vals[i] = 1 << 40
+    res = enc.encode(pa.array([{"v": v} for v in vals], pa.struct([("v", pa.int64())])))
+    errs = res.errors.to_pylist()
+    assert {i for i, e in enumerate(errs) if e is not None} == bad
+    assert res.payloads[4].as_py() == b"\x08"  # zigzag(4)
