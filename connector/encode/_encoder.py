@@ -237,7 +237,7 @@ def build_encoder(schema: Any, *, fmt: str | None = None,
     >>> enc.arrow_type, enc.message_indexes
     (StructType(struct<n: int64>), [0])
     >>> enc.encode(pa.array([{"n": 150}], enc.arrow_type)).payloads.to_pylist()
-    [b'\x08\x96\x01']
+    [b'\\x08\\x96\\x01']
     """
     if schema is None:
         raise EncodeError("an encoder needs a schema")
