@@ -13,7 +13,7 @@ from registry._apicurio import ApicurioRegistry
 from registry._base import SchemaRegistry
 from registry._cache import CachingRegistry, clear_clients, client_for, make_backend
 from registry._config import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES, RegistryConfig
-from registry._confluent import ConfluentRegistry
+from registry._confluent import ConfluentRegistry, IncompatibleSchemaError, InvalidSchemaError
 from registry._errors import (
     ENVIRONMENT_FAULT,
     RECORD_FAULT,
@@ -44,4 +44,5 @@ __all__ = [
     "RegistryError", "SchemaNotFound", "RegistryAuthError", "RegistryUnavailable",
     "SchemaParseError", "RegistryConfigError", "RegistryTLSError", "RegistryProtocolError",
     "RECORD_FAULT", "ENVIRONMENT_FAULT", "is_records_fault",
+    "IncompatibleSchemaError", "InvalidSchemaError",
 ]

@@ -279,6 +279,22 @@ class CachingRegistry(SchemaRegistry):
         return list(self._get(("versions", subject), lambda: tuple(self.backend.list_versions(subject)),
                               ttl=self.config.cache_latest_ttl_s, backend=True))
 
+    def register_schema(self, subject: str, schema, normalize: bool = False) -> int:
+        """Register-if-absent through the backend, remembered per process (errors are not).
+
+        See :meth:`registry.ConfluentRegistry.register_schema`.
+        """
+        from registry._confluent import _registration
+
+        register = getattr(self.backend, "register_schema", None)
+        if register is None:
+            raise RegistryConfigError(f"{type(self.backend).__name__} cannot register schemas; "
+                                      "use a Confluent-compatible registry")
+        text, stype, refs = _registration(schema)
+        key = ("register", subject, text, stype, tuple((r.name, r.subject, int(r.version)) for r in refs),
+               bool(normalize))
+        return self._get(key, lambda: register(subject, schema, normalize=normalize))
+
     def stats(self) -> CacheStats:
         with self._lock:
             return CacheStats(self._hits, self._misses, self._requests, self._errors, self._coalesced)

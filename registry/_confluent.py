@@ -6,11 +6,22 @@ from typing import Any
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig
-from registry._errors import RegistryProtocolError
+from registry._errors import RegistryError, RegistryProtocolError, SchemaParseError
 from registry._http import HttpTransport
 from registry._types import Schema, SchemaReference, schema_type_of
 
-__all__ = ["ConfluentRegistry", "schema_from_document"]
+__all__ = ["ConfluentRegistry", "schema_from_document", "IncompatibleSchemaError",
+           "InvalidSchemaError"]
+
+
+class IncompatibleSchemaError(RegistryError):
+    """409: the registry refused the schema as incompatible with the subject's earlier
+    versions under its compatibility level (Confluent error code 409)."""
+
+
+class InvalidSchemaError(RegistryError, ValueError):
+    """422: the registry refused the schema or the request as invalid (42201 invalid
+    schema, 42202 invalid version, ...)."""
 
 
 def _q(segment: str) -> str:
@@ -118,3 +129,73 @@ class ConfluentRegistry(SchemaRegistry):
             return int(doc["id"])
         except (KeyError, TypeError, ValueError) as e:
             raise RegistryProtocolError("register answer has no id") from e
+
+    def register_schema(self, subject: str, schema: Any, normalize: bool = False) -> int:
+        """Register ``schema`` under ``subject`` if absent; return its id.
+
+        Registration is idempotent on the registry side: the same text (type and references)
+        under the same subject answers the existing id without creating a version.
+
+        Parameters
+        ----------
+        subject : str
+        schema : registry.Schema, SchemaSpec-like or str
+            Anything with ``.text`` and ``.schema_type``/``.format`` (and optionally
+            ``.references``); a plain string is Avro schema text.
+        normalize : bool
+            Ask the registry to normalize the schema before comparing (``?normalize=true``).
+
+        Raises
+        ------
+        IncompatibleSchemaError
+            409: incompatible with the subject's compatibility level.
+        InvalidSchemaError
+            422: the registry finds the schema invalid.
+
+        Examples
+        --------
+        >>> from registry import RegistryServer, RegistryConfig
+        >>> with RegistryServer() as srv:
+        ...     c = ConfluentRegistry(RegistryConfig(urls=(srv.url,)))
+        ...     a = c.register_schema("t-value", '"string"'); b = c.register_schema("t-value", '"string"')
+        ...     a == b
+        True
+        """
+        text, stype, refs = _registration(schema)
+        body: dict[str, Any] = {"schema": text}
+        if stype != "AVRO":
+            body["schemaType"] = stype
+        if refs:
+            body["references"] = [{"name": r.name, "subject": r.subject, "version": int(r.version)}
+                                  for r in refs]
+        params = {"normalize": "true"} if normalize else None
+        try:
+            doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}/versions",
+                                     params=params, body=body).json()
+        except RegistryError as e:
+            kw = {"status": e.status, "error_code": e.error_code, "url": e.url}
+            if e.status == 409:
+                raise IncompatibleSchemaError(
+                    f"registry refused the schema for subject {subject!r} as incompatible with "
+                    f"its earlier versions: {e}", **kw) from e
+            if e.status == 422:
+                raise InvalidSchemaError(f"registry refused the schema for subject {subject!r} "
+                                         f"as invalid: {e}", **kw) from e
+            raise
+        try:
+            return int(doc["id"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise RegistryProtocolError("register answer has no id") from e
+
+
+def _registration(schema: Any) -> tuple[str, str, tuple]:
+    """(text, upper-case schema type, references) of a schema given in any accepted shape."""
+    if isinstance(schema, str):
+        return schema, "AVRO", ()
+    text = getattr(schema, "text", None)
+    if not isinstance(text, str):
+        raise SchemaParseError("register_schema needs schema text")
+    raw = getattr(schema, "schema_type", None) or getattr(schema, "format", None) or "AVRO"
+    stype = str(getattr(raw, "value", raw)).upper()
+    stype = {"JSONSCHEMA": "JSON", "PROTO": "PROTOBUF"}.get(stype, stype)
+    return text, stype, tuple(getattr(schema, "references", ()) or ())

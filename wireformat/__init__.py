@@ -10,7 +10,9 @@ Examples
 >>> pf.int_id.to_pylist(), pf.payload.to_pylist()
 ([3], [b'payload'])
 """
-from wireformat._encode import encode_frame, encode_protobuf_indexes, header_for_id, uuid_bytes
+from wireformat._encode import (
+    FramedPayloads, encode_frame, encode_protobuf_indexes, frame_payloads, header_for_id, uuid_bytes,
+)
 from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireFormatError
 from wireformat._framing import DEFAULT_LIMITS, ErrorCode, Framing, Limits, SchemaKey
 from wireformat._headers import header_name
@@ -20,5 +22,5 @@ __all__ = [
     "AsyncApiKafkaError", "WireFormatError", "LimitExceededError",
     "Framing", "ErrorCode", "Limits", "DEFAULT_LIMITS", "SchemaKey",
     "ParsedFrames", "parse_frames", "error_messages",
-    "encode_frame", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",
+    "encode_frame", "frame_payloads", "FramedPayloads", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",
 ]

@@ -9,12 +9,17 @@ from __future__ import annotations
 import struct
 import uuid
 import zlib
+from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from wireformat._errors import WireFormatError
 from wireformat._framing import Framing
 from wireformat._headers import header_name
 
-__all__ = ["encode_frame", "header_for_id", "encode_protobuf_indexes", "uuid_bytes"]
+__all__ = ["encode_frame", "header_for_id", "encode_protobuf_indexes", "uuid_bytes",
+           "frame_payloads", "FramedPayloads"]
 
 # Payload framings whose header may be followed by Protobuf message indexes.
 _INDEXED = tuple(f for f in Framing if f.carries_protobuf_indexes and not f.in_header and f is not Framing.AUTO)
@@ -154,3 +159,105 @@ def header_for_id(framing, schema_id, is_key: bool = False, *, message_indexes=N
     if message_indexes is not None:
         raise WireFormatError("Apicurio id headers carry no message indexes")
     return name, struct.pack(">q", _int(schema_id, 64, True))
+
+
+class FramedPayloads(NamedTuple):
+    """Output of :func:`frame_payloads`.
+
+    Attributes
+    ----------
+    values : pa.BinaryArray
+        The Kafka values (or keys), one per payload; null where the payload was null.
+    headers : list of (str, bytes) or None
+        For header framings, the header every record of the batch carries; else None.
+    """
+
+    values: pa.BinaryArray
+    headers: list | None
+
+
+def _frame_prefix(framing: Framing, schema_id, idx: bytes, compression) -> bytes:
+    if framing in (Framing.CONFLUENT, Framing.APICURIO_NEW):
+        return b"\x00" + struct.pack(">I", _int(schema_id, 32, False)) + idx
+    if framing is Framing.APICURIO_LEGACY:
+        return b"\x00" + struct.pack(">q", _int(schema_id, 64, True)) + idx
+    if framing is Framing.CONFLUENT_GUID:
+        return b"\x01" + uuid_bytes(schema_id) + idx
+    if framing is Framing.GLUE:
+        return (b"\x03\x05" if compression == "zlib" else b"\x03\x00") + uuid_bytes(schema_id)
+    if framing.in_header or framing is Framing.NONE:
+        return b""
+    raise WireFormatError("auto is for reading; pick a concrete framing to encode")
+
+
+def frame_payloads(payloads, framing, schema_id, *, message_indexes=None, compression=None,
+                   is_key: bool = False) -> FramedPayloads:
+    """Frame a whole array of serialized payloads of one schema (the vectorized :func:`encode_frame`).
+
+    Every row gets the same header bytes (one schema id per call), so framing is one
+    Arrow ``binary_join_element_wise`` call: the header is computed once and copied in
+    C++ in front of every payload. Glue's zlib compression is per record by nature (each
+    value is its own zlib stream): that case runs ``zlib.compress`` once per row.
+
+    Parameters
+    ----------
+    payloads : pa.BinaryArray
+        Serialized messages; null rows (tombstones) stay null.
+    framing : Framing or str
+        Any framing but ``auto``.
+    schema_id : int, str, uuid.UUID or bytes
+        As for :func:`encode_frame`.
+    message_indexes : sequence of int, optional
+        Confluent Protobuf message indexes (in the value, or in the ``header-confluent`` header).
+    compression : {None, "none", "zlib"}
+        Glue only.
+    is_key : bool
+        Header framings: name the key's header instead of the value's.
+
+    Returns
+    -------
+    FramedPayloads
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> fp = frame_payloads(pa.array([b"x", None]), "confluent", 1)
+    >>> fp.values.to_pylist(), fp.headers
+    ([b'\\x00\\x00\\x00\\x00\\x01x', None], None)
+    """
+    try:
+        framing = Framing(framing)
+    except ValueError as e:
+        raise WireFormatError(f"unknown framing {framing!r}") from e
+    if compression not in (None, "none") and framing is not Framing.GLUE:
+        raise WireFormatError("compression applies only to the glue framing")
+    if compression not in (None, "none", "zlib"):
+        raise WireFormatError(f"unknown compression {compression!r}; use 'zlib' or None")
+    if isinstance(payloads, pa.ChunkedArray):
+        payloads = payloads.combine_chunks()
+    if not isinstance(payloads, pa.Array):
+        payloads = pa.array(payloads, pa.binary())
+    if pa.types.is_large_binary(payloads.type) or pa.types.is_string(payloads.type) or \
+            pa.types.is_large_string(payloads.type):
+        payloads = payloads.cast(pa.binary())
+    if not pa.types.is_binary(payloads.type):
+        raise WireFormatError(f"payloads must be binary, got {payloads.type}")
+    headers = None
+    if framing.in_header:
+        headers = [header_for_id(framing, schema_id, is_key, message_indexes=message_indexes)]
+        idx = b""
+    else:
+        if message_indexes is not None and framing not in _INDEXED:
+            raise WireFormatError(f"framing {framing.value!r} carries no message indexes in the value")
+        idx = b"" if message_indexes is None else encode_protobuf_indexes(message_indexes)
+    prefix = _frame_prefix(framing, schema_id, idx, compression)
+    if framing is Framing.GLUE and compression == "zlib":
+        # zlib streams are per record by nature: no batch form exists.
+        vals = pa.array([None if p is None else prefix + zlib.compress(p)
+                         for p in payloads.to_pylist()], pa.binary())
+        return FramedPayloads(vals, None)
+    if not prefix:
+        return FramedPayloads(payloads, headers)
+    empty = pa.scalar(b"", pa.binary())
+    vals = pc.binary_join_element_wise(pa.scalar(prefix, pa.binary()), payloads, empty)
+    return FramedPayloads(vals, headers)
