@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -81,7 +82,8 @@ class CachingRegistry(SchemaRegistry):
         self._lock = threading.Lock()
         self._bound = config.cache_max_entries
         # key -> Schema (forever) ; key -> (expires, value) for TTL entries ; key -> _NotFound
-        self._forever: dict = collections.OrderedDict() if self._bound else {}
+        # Ordered for the LRU bound (move_to_end/popitem(last=False)); unused order otherwise.
+        self._forever: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._ttl: dict = {}
         self._missing: dict = {}
         self._flights: dict[Any, _Flight] = {}
@@ -123,7 +125,7 @@ class CachingRegistry(SchemaRegistry):
             leader = flight is None
             if not backend:
                 self._misses += 1
-            if leader:
+            if flight is None:
                 flight = self._flights[key] = _Flight()
                 if backend:
                     self._requests += 1
@@ -201,7 +203,8 @@ class CachingRegistry(SchemaRegistry):
         try:
             self.verify()
         except RegistryError as env:
-            env.add_note(f"checked because the registry answered: {e}")
+            if sys.version_info >= (3, 11):  # notes are 3.11+; on 3.10 the error stands alone
+                env.add_note(f"checked because the registry answered: {e}")
             raise
         e.fault = RECORD_FAULT
 

@@ -7,6 +7,7 @@ import logging
 import socket
 import urllib.parse
 from collections.abc import Mapping
+from typing import Any
 
 from registry._errors import RegistryConfigError
 from registry._redact import redact_url
@@ -183,12 +184,12 @@ class RegistryConfig:
             _check_literal(host)
 
     @classmethod
-    def from_options(cls, options: Mapping[str, str]) -> "RegistryConfig":
+    def from_options(cls, options: Mapping[str, Any]) -> "RegistryConfig":
         """Parse ``schema.registry.*`` options (other keys are ignored).
 
         Parameters
         ----------
-        options : Mapping[str, str]
+        options : Mapping[str, str or Secret]
             Option names are matched case-insensitively.
 
         Raises
@@ -196,18 +197,18 @@ class RegistryConfig:
         RegistryConfigError
             Unknown ``schema.registry.*`` name (the message lists the valid ones) or bad value.
         """
-        kwargs: dict[str, object] = {}
-        options = {str(k).strip().lower(): v for k, v in options.items()}
-        user, password = options.pop(_USER, None), options.pop(_PASSWORD, None)
+        kwargs: dict[str, Any] = {}
+        opts: dict[str, Any] = {str(k).strip().lower(): v for k, v in options.items()}
+        user, password = opts.pop(_USER, None), opts.pop(_PASSWORD, None)
         if (user is None) != (password is None):
             raise RegistryConfigError(f"options {_USER!r} and {_PASSWORD!r} go together")
         if user is not None:
-            if options.get(_P + "basic.auth.user.info") is not None:
+            if opts.get(_P + "basic.auth.user.info") is not None:
                 raise RegistryConfigError(f"give either {_USER!r}/{_PASSWORD!r} or "
                                           f"'{_P}basic.auth.user.info', not both")
             pw = password.get() if isinstance(password, Secret) else str(password)
-            options[_P + "basic.auth.user.info"] = Secret(f"{str(user).strip()}:{pw}")
-        for key, value in options.items():
+            opts[_P + "basic.auth.user.info"] = Secret(f"{str(user).strip()}:{pw}")
+        for key, value in opts.items():
             if not key.startswith(_P):
                 continue
             if key not in _OPTIONS:

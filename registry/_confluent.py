@@ -6,7 +6,7 @@ from typing import Any
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig
-from registry._errors import RegistryError, RegistryProtocolError, SchemaParseError
+from registry._errors import RegistryError, RegistryProtocolError, SchemaNotFound, SchemaParseError
 from registry._http import HttpTransport
 from registry._types import Schema, SchemaReference, schema_type_of
 
@@ -187,6 +187,65 @@ class ConfluentRegistry(SchemaRegistry):
         except (KeyError, TypeError, ValueError) as e:
             raise RegistryProtocolError("register answer has no id") from e
 
+    # -- subject checks (``asyncapi-kafka check``): the same transport, so auth, TLS, retries
+    # and URL redaction are those of every other call.
+    def lookup_schema_under_subject(self, subject: str, text: str,
+                                    schema_type: str = "AVRO") -> dict[str, Any] | None:
+        """The registered version of ``text`` under ``subject`` (``POST /subjects/{subject}``).
+
+        Returns
+        -------
+        dict or None
+            The registry's answer (``subject``, ``id``, ``version``, ``schema``...), or None when
+            the schema (or the subject) is not registered.
+
+        Raises
+        ------
+        RegistryError
+            The registry could not be asked, or answered something that is not an object.
+
+        Examples
+        --------
+        >>> from registry import RegistryServer, RegistryConfig
+        >>> with RegistryServer() as srv:
+        ...     _ = srv.register("t-value", '"string"')
+        ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).lookup_schema_under_subject(
+        ...         "t-value", '"string"')["version"]
+        1
+        """
+        try:
+            doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}",
+                                     body=_schema_body(text, schema_type)).json()
+        except SchemaNotFound:
+            return None
+        if not isinstance(doc, dict):
+            raise RegistryProtocolError("POST /subjects/{s} did not answer an object")
+        return doc
+
+    def test_compatibility(self, subject: str, text: str, schema_type: str = "AVRO",
+                           version: int | str = "latest") -> tuple[bool, list[str]]:
+        """Whether ``text`` is compatible with ``version`` of ``subject`` under the subject's
+        compatibility level (``POST /compatibility/subjects/{subject}/versions/{version}``).
+
+        Returns
+        -------
+        (bool, list of str)
+            Compatible or not, and the registry's reasons when it gives them.
+
+        Raises
+        ------
+        SchemaNotFound
+            The subject or version does not exist.
+        RegistryError
+            The registry could not be asked, or answered something that is not an object.
+        """
+        v = "latest" if version == "latest" else str(int(version))
+        doc = self._http.request("POST", f"{self._prefix}/compatibility/subjects/{_q(subject)}/versions/{v}",
+                                 body=_schema_body(text, schema_type)).json()
+        if not isinstance(doc, dict):
+            raise RegistryProtocolError("POST /compatibility/... did not answer an object")
+        return doc.get("is_compatible") is True, [str(m) for m in doc.get("messages") or ()]
+
 
 def _registration(schema: Any) -> tuple[str, str, tuple]:
     """(text, upper-case schema type, references) of a schema given in any accepted shape."""
@@ -199,3 +258,11 @@ def _registration(schema: Any) -> tuple[str, str, tuple]:
     stype = str(getattr(raw, "value", raw)).upper()
     stype = {"JSONSCHEMA": "JSON", "PROTO": "PROTOBUF"}.get(stype, stype)
     return text, stype, tuple(getattr(schema, "references", ()) or ())
+
+
+def _schema_body(text: str, schema_type: str) -> dict[str, Any]:
+    # AVRO is the REST API's default type: older registries reject an explicit schemaType.
+    body: dict[str, Any] = {"schema": text}
+    if str(schema_type).upper() != "AVRO":
+        body["schemaType"] = str(schema_type).upper()
+    return body

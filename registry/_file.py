@@ -162,8 +162,10 @@ def export_snapshot(client: SchemaRegistry, directory, subjects=None, *, source:
     written: set[tuple[str, int]] = set()
 
     def put(schema: Schema) -> None:
+        if schema.subject is None or schema.version is None:
+            return
         key = (schema.subject, schema.version)
-        if schema.subject is None or schema.version is None or key in written:
+        if key in written:
             return
         written.add(key)
         doc = schema_document(schema)

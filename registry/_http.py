@@ -90,7 +90,7 @@ class HttpTransport:
     @staticmethod
     def _make_session(config: RegistryConfig) -> requests.Session:
         s = requests.Session()
-        adapter_kw = {"pool_connections": 4, "pool_maxsize": 32, "max_retries": 0}
+        adapter_kw: dict[str, Any] = {"pool_connections": 4, "pool_maxsize": 32, "max_retries": 0}
         s.headers.update({"Accept": _ACCEPT, "User-Agent": "asyncapi-kafka-registry"})
         if config.basic_auth is not None:
             user, sep, pw = config.basic_auth.get().partition(":")
@@ -259,7 +259,7 @@ def _error_for(resp: Response) -> RegistryError:
     url = redact_url(resp.url)
     text = f"HTTP {resp.status}" + (f" error_code {code}" if code is not None else "") + \
         f" from {url}" + (f": {message}" if message else "")
-    kw = {"status": resp.status, "error_code": code, "url": url}
+    kw: dict[str, Any] = {"status": resp.status, "error_code": code, "url": url}
     if resp.status == 404 or code in (40401, 40402, 40403):
         return SchemaNotFound(text, **kw)
     if resp.status in (401, 403):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from typing import overload
 
 __all__ = ["redact_url", "redact_servers", "redact_text", "split_userinfo", "strip_userinfo"]
 
@@ -19,6 +20,14 @@ _SECRET_QUERY_KEYS = ("token", "key", "secret", "pass", "auth", "sig")
 _SCHEME_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/'\"<>]*@")
 # ``user:password@host`` without a scheme (a bootstrap list item, a librdkafka broker name).
 _BARE_USERINFO = re.compile(r"(?P<lead>^|[\s,;'\"(=\[])[^\s/@,;:'\"()=\[\]]+:[^\s/,;'\"()\[\]]*@(?=[\w.\[-])")
+
+
+@overload
+def redact_url(url: str) -> str: ...
+
+
+@overload
+def redact_url(url: None) -> None: ...
 
 
 def redact_url(url: str | None) -> str | None:

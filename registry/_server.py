@@ -95,10 +95,12 @@ class RegistryServer:
         """Stop serving and close the socket (idempotent)."""
         self.resume()
         httpd, self._httpd = self._httpd, None
+        thread, self._thread = self._thread, None
         if httpd is not None:
             httpd.shutdown()
             httpd.server_close()
-            self._thread.join()
+        if thread is not None:
+            thread.join()
 
     def __enter__(self):
         return self.start()
@@ -108,7 +110,9 @@ class RegistryServer:
 
     @property
     def port(self) -> int:
-        return self._httpd.server_address[1]
+        if self._httpd is None:
+            raise RuntimeError("RegistryServer is not started")
+        return int(self._httpd.server_address[1])
 
     @property
     def url(self) -> str:

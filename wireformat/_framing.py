@@ -125,7 +125,7 @@ class ErrorCode(enum.IntEnum):
     TOO_MANY_INDEXES = 11
 
 
-MESSAGES = {
+MESSAGES: dict[int, str] = {
     ErrorCode.NULL_VALUE: "value is null",
     ErrorCode.TOO_SHORT: "value is shorter than its framing header",
     ErrorCode.UNKNOWN_MAGIC: "unknown magic byte (not a schema-registry frame of the configured framing)",

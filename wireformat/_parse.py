@@ -117,9 +117,9 @@ class ParsedFrames:
                 continue
             if fr.has_guid:
                 mat = np.frombuffer(self.guid.buffers()[1], dtype=np.uint8).reshape(-1, 16)
-                keys = mat[self.guid.offset:self.guid.offset + n][rows]
+                keys: np.ndarray = mat[self.guid.offset:self.guid.offset + n][rows]
                 uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-                labels = [bytes(u) for u in uniq]
+                labels: list[bytes] | list[int] = [bytes(u) for u in uniq]
             else:
                 ids = np.frombuffer(self.int_id.buffers()[1], dtype=np.int64)
                 keys = ids[self.int_id.offset:self.int_id.offset + n][rows]

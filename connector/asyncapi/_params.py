@@ -106,7 +106,9 @@ def expand_address(address: str, parameters: dict, given: dict | None, path: str
     if all(n in fixed for n in names):
         topic = "".join(fixed[p] if i % 2 else p for i, p in enumerate(parts))
         return (check_topic(topic, path, address if names else None),), None, tuple(names), (), fixed
-    regex, groups, used = ["^"], [], {}
+    regex = ["^"]
+    groups: list[tuple[str, str]] = []
+    used: dict[str, str] = {}
     for i, part in enumerate(parts):
         if i % 2 == 0:
             if part and not _TOPIC_CHARS.match(part):

@@ -369,7 +369,7 @@ def _glue_settings(srv, registry_url: str | None, vendor_raw: str | None) -> dic
     if registry_url:
         parts = urllib.parse.urlsplit(registry_url)
         query = urllib.parse.parse_qs(parts.query)
-        name = name or (query.get("registryName") or [None])[0]
+        name = name or next(iter(query.get("registryName") or ()), None)
         host = (parts.hostname or "").split(".")
         if not region and len(host) >= 4 and host[0] == "glue" and host[-2:] == ["amazonaws", "com"]:
             region = host[1]

@@ -76,7 +76,7 @@ class RefResolver:
         self.ref_root = os.path.realpath(ref_root) if ref_root else self.base_dir
         if self.base_dir is None:
             self.base_dir = self.ref_root
-        elif os.path.commonpath([self.base_dir, self.ref_root]) != self.ref_root:
+        elif self.ref_root is not None and os.path.commonpath([self.base_dir, self.ref_root]) != self.ref_root:
             raise AsyncApiDocumentError(
                 f"the reference root {self.ref_root} must contain the document's directory "
                 f"{self.base_dir}: it can only widen where $refs may reach")
@@ -200,7 +200,7 @@ class RefResolver:
         return self.main if key == "" else self._cache[key]
 
     def _open(self, doc: str, src: Source, ref: str, path: str) -> Source:
-        if src.remote:  # refs inside a fetched document are relative to its URL
+        if src.remote and src.base is not None:  # refs inside a fetched document are relative to its URL
             doc = urllib.parse.urljoin(src.base, doc)
         scheme = urllib.parse.urlsplit(doc).scheme.lower()
         if scheme in ("http", "https"):
@@ -210,7 +210,8 @@ class RefResolver:
         return self._open_file(doc, src, ref, path)
 
     def _open_file(self, doc: str, src: Source, ref: str, path: str) -> Source:
-        if self.base_dir is None or src.base is None:
+        # (ref_root is None exactly when base_dir is)
+        if self.base_dir is None or self.ref_root is None or src.base is None:
             raise AsyncApiDocumentError(
                 f"relative file $ref {ref!r} needs the document's directory: load the document "
                 "from a path or pass base_dir=", path=path)
@@ -284,7 +285,7 @@ def _walk(root, tokens: tuple[str, ...], ref: str, path: str):
     return node
 
 
-def _refuse_address(ip: ipaddress._BaseAddress) -> bool:
+def _refuse_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
     if ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved:
@@ -309,7 +310,7 @@ def check_remote_url(url: str, path: str | None = None) -> None:
                                     path=path) from e
     for info in infos:
         try:
-            ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+            ip = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
         except ValueError:
             continue
         if _refuse_address(ip):

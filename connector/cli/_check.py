@@ -20,65 +20,19 @@ Kafka admin protocol recommends.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
-import urllib.parse
 
-from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url, subject_name
+from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url
 
 from connector.asyncapi import plan_read
-from connector.cli._inspect import add_ref_root_argument, open_document
-from connector.errors import AsyncApiKafkaError, ConfigError
 from connector.cli._check_kafka import BrokerCheck
+from connector.cli._common import _Report, add_ref_root_argument, open_document, record_full_name, subject_for
+from connector.errors import AsyncApiKafkaError, ConfigError
 
 __all__ = ["add_check_arguments", "check_command", "subject_for", "record_full_name"]
 
 DEFAULT_TIMEOUT_S = 15.0
 _SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
-
-
-# -- subjects ------------------------------------------------------------------------------------
-def record_full_name(spec) -> str | None:
-    """Full name of the record a schema describes (what the record strategies use as subject)."""
-    if spec is None:
-        return None
-    if spec.format == "avro":
-        try:
-            doc = json.loads(spec.text)
-        except ValueError:
-            return None
-        if isinstance(doc, dict) and isinstance(doc.get("name"), str):
-            name, ns = doc["name"], doc.get("namespace")
-            return name if "." in name or not ns else f"{ns}.{name}"
-        return None
-    if spec.format == "protobuf":
-        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", spec.text, re.M)
-        name = spec.message_name
-        if not name:
-            first = re.search(r"^\s*message\s+(\w+)", spec.text, re.M)
-            name = first.group(1) if first else None
-        if not name:
-            return None
-        return name if "." in name or not pkg else f"{pkg.group(1)}.{name}"
-    try:  # JSON Schema: Confluent's serializers use the title as the record name
-        title = json.loads(spec.text).get("title")
-    except (ValueError, AttributeError):
-        return None
-    return title if isinstance(title, str) else None
-
-
-def subject_for(plan, spec, topic: str, is_key: bool = False) -> str:
-    """Subject of ``spec`` on ``topic`` under the plan's lookup strategy (default TopicNameStrategy).
-
-    Examples
-    --------
-    >>> subject_for(plan, plan.value_messages[0].payload, "shop.orders")   # doctest: +SKIP
-    'shop.orders-value'
-    """
-    strategy = (plan.key_schema_lookup_strategy if is_key else plan.schema_lookup_strategy) \
-        or "TopicNameStrategy"
-    return subject_name(strategy, topic, record_full_name(spec), is_key=is_key)
 
 
 # -- arguments and output ---------------------------------------------------------------------
@@ -101,61 +55,6 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print one JSON report (results, counts, exit code) instead of text")
     add_ref_root_argument(parser)
-
-
-class _Report:
-    """Collects results and prints them as they come (a slow broker shows progress)."""
-
-    def __init__(self, out=None, as_json: bool = False):
-        self.out = out or sys.stdout
-        self.as_json = as_json
-        self.counts = {"ok": 0, "drift": 0, "warn": 0, "error": 0, "created": 0}
-        self.results: list[dict] = []
-        self.context: dict = {}
-
-    def note(self, text: str) -> None:
-        """Progress text (headings, the registry in use): printed in text mode only."""
-        if not self.as_json:
-            print(text, file=self.out)
-
-    def line(self, status: str, where: str, text: str, diff=()) -> None:
-        self.counts[status] += 1
-        self.results.append({"status": status, "where": where, "text": text,
-                             "diff": [{"what": d[0], "expected": str(d[1]), "actual": str(d[2])} for d in diff],
-                             **({"channel": self.context["channel"]} if "channel" in self.context else {})})
-        if self.as_json:
-            return
-        print(f"  {status:<7} {where}: {text}", file=self.out)
-        for label, expected, actual in diff:
-            print(f"          - expected {label}: {expected}", file=self.out)
-            print(f"          + actual {label}: {actual}", file=self.out)
-        self.out.flush()
-
-    def exit_code(self) -> int:
-        if self.counts["error"]:
-            return 2
-        return 1 if self.counts["drift"] else 0
-
-    def summary(self) -> str:
-        c = self.counts
-        parts = [f"{c['ok']} ok", f"{c['drift']} drift"]
-        if c["created"]:
-            parts.append(f"{c['created']} created")
-        parts += [f"{c['warn']} warning{'s' * (c['warn'] != 1)}", f"{c['error']} error{'s' * (c['error'] != 1)}"]
-        verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[self.exit_code()]
-        return f"{', '.join(parts)}: {verdict} (exit {self.exit_code()})"
-
-    def finish(self, **head) -> int:
-        """Print the summary (text) or the whole report (JSON); return the exit code."""
-        code = self.exit_code()
-        if self.as_json:
-            verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[code]
-            print(json.dumps({**head, "results": self.results, "counts": self.counts,
-                              "verdict": verdict, "exit_code": code}, indent=2, default=str), file=self.out)
-        else:
-            print(file=self.out)
-            print(self.summary(), file=self.out)
-        return code
 
 
 def _usage(message: str) -> int:
@@ -249,7 +148,7 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 class _Registry:
-    """Registry side of the check, through the registry package's own HTTP transport."""
+    """Registry side of the check, through the registry client's public subject methods."""
 
     def __init__(self, client, url: str):
         self.client, self.url, self.down = client, url, False
@@ -285,11 +184,6 @@ class _Registry:
         report.note(f"  registry  {', '.join(config.redacted_urls())} ({config.vendor})")
         return cls(client, shown)
 
-    def _post(self, path: str, body: dict):
-        # No public method for these endpoints yet; the transport keeps auth, TLS, retries
-        # and URL redaction identical to every other registry call.
-        return self.client._http.request("POST", self.client._prefix + path, body=body).json()
-
     def check_channel(self, plan, topics: list[str], report: _Report) -> None:
         specs = [(m.name, m.payload, False) for m in plan.value_messages]
         if plan.key_schema is not None:
@@ -310,10 +204,7 @@ class _Registry:
                 self._check_subject(subject, spec, report)
 
     def _check_subject(self, subject: str, spec, report: _Report) -> None:
-        q = urllib.parse.quote(subject, safe="")
-        body = {"schema": spec.text}
-        if spec.format != "avro":
-            body["schemaType"] = _SCHEMA_TYPES.get(spec.format, spec.format.upper())
+        schema_type = _SCHEMA_TYPES.get(spec.format, spec.format.upper())
         try:
             try:
                 versions = self.client.list_versions(subject)
@@ -322,25 +213,22 @@ class _Registry:
                             [("subject", subject, "(not registered)")])
                 return
             latest = max(versions) if versions else None
-            try:
-                found = self._post(f"/subjects/{q}", body)
-            except SchemaNotFound:
-                found = None
-            mine = found.get("version") if isinstance(found, dict) else None
-            if mine is not None and mine == latest:
+            found = self.client.lookup_schema_under_subject(subject, spec.text, schema_type)
+            mine = found.get("version") if found is not None else None
+            if found is not None and mine is not None and mine == latest:
                 report.line("ok", subject, f"document schema is the latest version {mine} (id {found.get('id')})")
                 return
             # Not registered, or an older version: what matters to readers is the latest one.
-            answer = self._post(f"/compatibility/subjects/{q}/versions/latest", body)
+            compatible, messages = self.client.test_compatibility(subject, spec.text, schema_type)
         except RegistryError as e:
             self.down = True
             report.line("error", "registry", f"{self.url}: {e}")
             return
         which = "not registered itself" if mine is None else f"it is version {mine}"
-        if answer.get("is_compatible") is True:
+        if compatible:
             report.line("ok", subject, f"document schema is compatible with latest version {latest} ({which})")
         else:
-            reasons = "; ".join(str(m) for m in answer.get("messages") or []) or "no reason given"
+            reasons = "; ".join(messages) or "no reason given"
             report.line("drift", subject, f"document schema is NOT compatible with latest version {latest} "
                                           f"({which})",
                         [("compatibility", "compatible", f"incompatible ({reasons})")])

@@ -2,18 +2,14 @@
 CreateTopics (validated first with ``validate_only``, as the admin protocol recommends)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from registry import redact_servers, redact_text
 
+from connector.cli._common import _Report
 from connector.errors import ConfigError
 from connector.kafka import kafka_conf_from_options
-
-if TYPE_CHECKING:  # the report type lives with the command
-    from connector.cli._check import _Report
 
 __all__ = ["BrokerCheck"]
 

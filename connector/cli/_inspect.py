@@ -16,7 +16,8 @@ import textwrap
 
 from registry import redact_servers, redact_url
 
-from connector.asyncapi import describe, load_document, plan_read
+from connector.asyncapi import describe, plan_read
+from connector.cli._common import add_ref_root_argument, open_document, subject_for
 from connector.cli._table import render_table, wrap_type
 from connector.errors import AsyncApiKafkaError
 
@@ -39,24 +40,8 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     add_ref_root_argument(parser)
 
 
-def add_ref_root_argument(parser: argparse.ArgumentParser) -> None:
-    """``--ref-root DIR``: where relative file ``$ref``\\s may reach (shared by the commands)."""
-    parser.add_argument("--ref-root", metavar="DIR", default=None,
-                        help="directory relative file $refs may reach (default: the document's "
-                             "directory); widen it for documents that share files through ../")
-
-
 def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
-
-
-def open_document(path: str, allow_remote_refs: bool = False, ref_root: str | None = None):
-    """Load ``path``; on failure print the error (with its document path) and return None."""
-    try:
-        return load_document(path, allow_remote_refs=allow_remote_refs, ref_root=ref_root)
-    except (AsyncApiKafkaError, OSError, ValueError) as e:
-        _err(f"cannot load {path}: {e}")
-        return None
 
 
 def spark_type_of(spec) -> str:
@@ -89,8 +74,6 @@ def _default_server(doc, ch, server: str | None) -> str | None:
 
 
 def _channel_report(doc, summary: dict, server: str | None) -> dict:
-    from connector.cli._check import subject_for
-
     ch = doc.channels[summary["name"]]
     kafka = summary.get("kafka") or {}
     out = {

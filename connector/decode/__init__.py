@@ -40,6 +40,7 @@ from connector.decode._decoder import Decoder, build_decoder
 from connector.decode._evolution import RESCUED_COLUMN, SchemaEvolutionError
 from connector.decode._multi import MultiDecoder, build_multi_decoder
 from connector.decode._options import DecodeOptions, DecodeResult
+from connector.decode._protobuf_schema import CompiledProto, compile_proto
 
 __all__ = ["build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "DecodeResult",
-           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN"]
+           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN", "compile_proto", "CompiledProto"]

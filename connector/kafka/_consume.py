@@ -122,12 +122,23 @@ def _headers_array(msgs: list[Message]) -> pa.Array:
     if not any(hs):
         return pa.nulls(len(msgs), HEADERS_TYPE)
     # Spark's Kafka source gives null (not an empty list) for records without headers.
-    return pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in hs],
+    # The stub's HeadersType includes the produce-side dict (hence the ignore); a consumed
+    # message always carries a list of (key, value) tuples.
+    return pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in hs],  # type: ignore[str-unpack]
                     type=HEADERS_TYPE)
 
 
+def _offset(msg: Message) -> int:
+    """Offset of a consumed record (librdkafka sets one on every message that is not an error)."""
+    off = msg.offset()
+    if off is None:
+        raise KafkaReadError(f"librdkafka returned a record without an offset from {msg.topic()} "
+                             f"[{msg.partition()}]")
+    return off
+
+
 def _offsets(msgs: list[Message]) -> np.ndarray:
-    first, last = msgs[0].offset(), msgs[-1].offset()
+    first, last = _offset(msgs[0]), _offset(msgs[-1])
     if last - first == len(msgs) - 1:
         # Offsets strictly increase within a partition, so this span means no gaps.
         return np.arange(first, last + 1, dtype=np.int64)
@@ -258,7 +269,7 @@ def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
         buf.extend(got)
         if any(map(Message.error, got)):  # KafkaError objects are truthy
             return buf, True
-        if got[-1].offset() >= end - 1:
+        if _offset(got[-1]) >= end - 1:
             break
         idle_since = time.monotonic()
     return buf, False
@@ -282,7 +293,7 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
                 if err is None:
                     ok.append(m)
                     continue
-                pos = ok[-1].offset() + 1 if ok else nxt
+                pos = _offset(ok[-1]) + 1 if ok else nxt
                 action = _on_error(consumer, rng, m, err, pos, fail, poll_timeout_s, logger)
                 if action == "stop":
                     stop = True
@@ -291,13 +302,13 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
                     resume_at = action  # re-assigned past lost records
                     break
             msgs = ok
-        if msgs and msgs[-1].offset() >= end:
-            msgs = [m for m in msgs if m.offset() < end]
+        if msgs and _offset(msgs[-1]) >= end:
+            msgs = [m for m in msgs if _offset(m) < end]
         if msgs:
-            if first and msgs[0].offset() > nxt:
-                _check_gap(consumer, rng, nxt, msgs[0].offset(), fail, poll_timeout_s, logger)
+            if first and _offset(msgs[0]) > nxt:
+                _check_gap(consumer, rng, nxt, _offset(msgs[0]), fail, poll_timeout_s, logger)
             first = False
-            nxt = msgs[-1].offset() + 1
+            nxt = _offset(msgs[-1]) + 1
             yield _to_batch(msgs, topic, partition, include_headers)
         if stop:
             return
