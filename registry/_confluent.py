@@ -173,14 +173,14 @@ class ConfluentRegistry(SchemaRegistry):
             doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}/versions",
                                      params=params, body=body).json()
         except RegistryError as e:
-            kw = {"status": e.status, "error_code": e.error_code, "url": e.url}
             if e.status == 409:
                 raise IncompatibleSchemaError(
                     f"registry refused the schema for subject {subject!r} as incompatible with "
-                    f"its earlier versions: {e}", **kw) from e
+                    f"its earlier versions: {e}", status=e.status, error_code=e.error_code, url=e.url) from e
             if e.status == 422:
                 raise InvalidSchemaError(f"registry refused the schema for subject {subject!r} "
-                                         f"as invalid: {e}", **kw) from e
+                                         f"as invalid: {e}", status=e.status, error_code=e.error_code,
+                                         url=e.url) from e
             raise
         try:
             return int(doc["id"])
