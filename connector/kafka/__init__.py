@@ -8,6 +8,7 @@ Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuB
 from ._conf import (
     OWNED_KAFKA_SETTINGS,
     SECRET_KAFKA_SETTINGS,
+    drop_document_security,
     is_secret_setting,
     kafka_conf_from_options,
     redact_conf,
@@ -56,6 +57,6 @@ __all__ = [
     "read_range", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
     "consumer_pool_stats", "clear_consumer_pool",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
-    "is_secret_setting", "redact_conf", "warn_insecure_tls",
+    "is_secret_setting", "redact_conf", "warn_insecure_tls", "drop_document_security",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
 ]

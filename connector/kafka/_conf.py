@@ -17,6 +17,7 @@ __all__ = [
     "kafka_conf_from_options",
     "is_secret_setting",
     "redact_conf",
+    "drop_document_security",
 ]
 
 _log = logging.getLogger(__name__)
@@ -70,6 +71,34 @@ def is_secret_setting(name: str) -> bool:
 def redact_conf(conf: Mapping[str, object]) -> dict[str, object]:
     """Copy of ``conf`` with secret values replaced by ``'***'`` (for logs and reprs)."""
     return {k: ("***" if is_secret_setting(k) else v) for k, v in conf.items()}
+
+
+# Which of the document's security settings a user's ``security.protocol`` leaves in force.
+_SECURITY_PREFIXES_KEPT = {"PLAINTEXT": (), "SSL": ("ssl.",), "SASL_PLAINTEXT": ("sasl.",),
+                           "SASL_SSL": ("ssl.", "sasl.")}
+
+
+def drop_document_security(doc: Mapping[str, str], user: Mapping[str, str]) -> dict[str, str]:
+    """The document's settings minus the security ones a user's ``security.protocol`` overrides.
+
+    A document describes its production servers (often SASL_SSL); a user who points the read at
+    another cluster with ``kafka.bootstrap.servers`` says how to reach it with one more option,
+    ``kafka.security.protocol``: ``PLAINTEXT`` drops the document's ``sasl.*`` and ``ssl.*``
+    settings, ``SSL`` its ``sasl.*`` ones, ``SASL_PLAINTEXT`` its ``ssl.*`` ones. Settings the
+    user gives explicitly are never dropped (they are applied after this).
+
+    Examples
+    --------
+    >>> drop_document_security({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
+    ...                         "client.id": "x"}, {"security.protocol": "plaintext"})
+    {'client.id': 'x'}
+    """
+    proto = str(user.get("security.protocol", "")).strip().upper()
+    if proto not in _SECURITY_PREFIXES_KEPT:
+        return dict(doc)
+    kept = _SECURITY_PREFIXES_KEPT[proto]
+    return {k: v for k, v in doc.items()
+            if k != "security.protocol" and (not k.startswith(("ssl.", "sasl.")) or k.startswith(kept))}
 
 
 def _norm(items: Iterable[tuple[str, object]], origin: str) -> dict[str, str]:
@@ -131,6 +160,7 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
     conf: dict[str, str] = {}
     if bootstrap_servers:
         conf["bootstrap.servers"] = bootstrap_servers
+    doc = drop_document_security(doc, user)
     for origin in (doc, user):
         for key, value in origin.items():
             if key in OWNED_KAFKA_SETTINGS and not (key == "group.id" and allow_group_id):

@@ -45,8 +45,13 @@ class ReadSetup:
 
     def kafka_conf(self) -> dict[str, str]:
         """librdkafka configuration, secrets included: build clients with it, never print it."""
-        conf = dict(self.base_kafka)
-        conf.update(self.options.kafka_settings())
+        from connector.kafka import drop_document_security
+
+        user = self.options.kafka_settings()
+        # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
+        # one option to point a read at a local cluster (issue 17).
+        conf = drop_document_security(dict(self.base_kafka), user)
+        conf.update(user)
         if not conf.get("bootstrap.servers"):
             raise ConfigError(
                 f"no Kafka bootstrap servers: the document's server for channel '{self.plan.channel}' "

@@ -214,3 +214,18 @@ def test_json_report_is_complete_for_every_channel(capsys, doc):
     for c in report["channels"]:
         assert {"name", "topic", "topic_pattern", "partitions", "replicas", "topic_configuration", "framing",
                 "lookup_strategy", "group_id", "key", "messages"} <= set(c)
+
+
+def test_inspect_says_which_server_it_chose_and_why(capsys):
+    """Issue 17: with two Kafka servers inspect describes the first, and says a read must choose."""
+    if not STREETLIGHTS_3.exists():
+        pytest.skip("shared examples not present")
+    report = run_json(capsys, STREETLIGHTS_3)
+    ch = channel(report, "lightingMeasured")
+    assert ch["server"] == "scram-connections"
+    assert "first of 2 Kafka servers" in ch["server_reason"] and 'option("server"' in ch["server_reason"]
+    code, out, _ = run(capsys, STREETLIGHTS_3)
+    assert code == 0 and "scram-connections (the first of 2 Kafka servers" in out
+    assert channel(run_json(capsys, STREETLIGHTS_3, "--server", "mtls-connections"),
+                   "lightingMeasured")["server_reason"] == "given with --server"
+    assert channel(run_json(capsys, SHOP), "orders")["server_reason"].startswith("the only Kafka server")
