@@ -7,6 +7,8 @@ change that behaviour are refused with a reason, as ``KafkaSourceProvider`` does
 from __future__ import annotations
 
 import logging
+import re
+import threading
 from collections.abc import Iterable, Mapping
 
 from connector.errors import ConfigError
@@ -21,6 +23,35 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+
+class _ConfWarnOnce(logging.Filter):
+    """Lets each distinct librdkafka CONFWARN through once per process: every pooled consumer
+    would otherwise repeat the same configuration warnings (issue 17 saw 38 lines per job)."""
+
+    _CLIENT = re.compile(r"\[rdkafka#[a-z]+-\d+\]")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if "CONFWARN" not in msg:
+            return True
+        key = self._CLIENT.sub("", msg)
+        with self._lock:
+            if key in self._seen or len(self._seen) > 1000:
+                return False
+            self._seen.add(key)
+        return True
+
+
+CONFWARN_ONCE = _ConfWarnOnce()
+# The loggers the source's consumers report through (Consumer(conf, logger=...)).
+for _name in ("connector.kafka._consume", "connector.kafka._reader"):
+    logging.getLogger(_name).addFilter(CONFWARN_ONCE)
 
 #: Settings the source sets itself, with the reason shown when a user tries to set them.
 OWNED_KAFKA_SETTINGS: Mapping[str, str] = {

@@ -110,3 +110,18 @@ def test_explicit_user_security_settings_survive_and_without_override_the_docume
     assert conf["sasl.mechanism"] == "PLAIN" and "ssl.ca.location" not in conf
     conf = kafka_conf_from_options({}, bootstrap_servers="b:1", plan_config=DOC_SECURITY)
     assert conf["sasl.mechanism"] == "SCRAM-SHA-256" and conf["security.protocol"] == "SASL_SSL"
+
+
+def test_librdkafka_confwarn_lines_reach_the_log_once_per_process():
+    from connector.kafka._conf import CONFWARN_ONCE
+
+    def rec(client):
+        return logging.LogRecord("connector.kafka._consume", logging.WARNING, __file__, 1,
+                                 f"CONFWARN [rdkafka#consumer-{client}] [thrd:app]: property `x` unique-{id(rec)}",
+                                 None, None)
+    assert CONFWARN_ONCE.filter(rec(1)) is True
+    assert CONFWARN_ONCE.filter(rec(2)) is False  # same warning from the next consumer
+    other = logging.LogRecord("connector.kafka._consume", logging.WARNING, __file__, 1, "FAIL broker down",
+                              None, None)
+    assert CONFWARN_ONCE.filter(other) and CONFWARN_ONCE.filter(other)
+    assert CONFWARN_ONCE in logging.getLogger("connector.kafka._consume").filters
