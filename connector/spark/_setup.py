@@ -135,7 +135,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         base_dir = os.path.dirname(os.path.abspath(source))
     doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs)
     plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=dict(opts.channel_params) or None)
+                     server=opts.server, params=_param_names_as_documented(doc, dict(opts.channel_params)) or None)
     framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
     registry_config = _registry_config(opts, plan)
     if framing not in ("none",) and registry_config is None and framing != "auto":
@@ -219,6 +219,25 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         base_kafka["bootstrap.servers"] = plan.bootstrap_servers
     return ReadSetup(options=opts, plan=plan, registry_config=registry_config, pipeline=pipeline,
                      spark_schema_json=spark_schema.json(), base_kafka=tuple(sorted(base_kafka.items())))
+
+
+def _param_names_as_documented(doc, params: dict) -> dict:
+    """Spark lowercases option keys, so ``channel.param.streetlightId`` arrives as
+    ``streetlightid``: give each the document's spelling when exactly one parameter matches."""
+    if not params:
+        return params
+    import re
+
+    known: dict[str, set] = {}
+    for ch in doc.channels.values():
+        names = set(ch.parameters or {}) | set(re.findall(r"{([^}]+)}", ch.address or ""))
+        for n in names:
+            known.setdefault(n.lower(), set()).add(n)
+    out = {}
+    for k, v in params.items():
+        spellings = known.get(k.lower(), set())
+        out[next(iter(spellings)) if k not in spellings and len(spellings) == 1 else k] = v
+    return out
 
 
 def _format_of(reader) -> str:

@@ -1,0 +1,21 @@
+"""Spark lowercases option keys: ``channel.param.streetlightId`` must still name the parameter."""
+from connector.asyncapi import load_document, plan_read
+from connector.spark._setup import _param_names_as_documented
+
+DOC = """
+asyncapi: 3.0.0
+info: {title: t, version: '1'}
+channels:
+  measured:
+    address: 'lights.{streetlightId}.measured'
+    parameters:
+      streetlightId: {}
+"""
+
+
+def test_lowercased_parameter_option_gets_the_documents_spelling():
+    doc = load_document(DOC)
+    params = _param_names_as_documented(doc, {"streetlightid": "a1"})
+    assert params == {"streetlightId": "a1"}
+    assert plan_read(doc, channel="measured", params=params, require_schemas=False).topics == ("lights.a1.measured",)
+    assert _param_names_as_documented(doc, {"other": "x"}) == {"other": "x"}  # unknown stays, plan_read reports it
