@@ -129,6 +129,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     from pyspark.sql.types import StructField, StructType
     from wireformat import Limits
 
+    _check_offset_options(opts)
     source = opts.asyncapi
     base_dir = None
     if "\n" not in source and os.path.exists(source):
@@ -219,6 +220,19 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         base_kafka["bootstrap.servers"] = plan.bootstrap_servers
     return ReadSetup(options=opts, plan=plan, registry_config=registry_config, pipeline=pipeline,
                      spark_schema_json=spark_schema.json(), base_kafka=tuple(sorted(base_kafka.items())))
+
+
+def _check_offset_options(opts: SourceOptions) -> None:
+    """Parse the offset options now, so a typo fails at ``load()`` rather than at the first
+    action (the readers parse them again with their batch/stream defaults)."""
+    from connector.kafka import offset_spec_from_options
+
+    given = dict(opts.starting)
+    given.update(opts.ending)
+    given["startingoffsetsbytimestampstrategy"] = opts.timestamp_strategy
+    offset_spec_from_options(given, is_ending=False, default="earliest", batch=False)
+    if opts.ending:
+        offset_spec_from_options(given, is_ending=True, default="latest", batch=True)
 
 
 def _param_names_as_documented(doc, params: dict) -> dict:

@@ -19,3 +19,17 @@ def test_lowercased_parameter_option_gets_the_documents_spelling():
     assert params == {"streetlightId": "a1"}
     assert plan_read(doc, channel="measured", params=params, require_schemas=False).topics == ("lights.a1.measured",)
     assert _param_names_as_documented(doc, {"other": "x"}) == {"other": "x"}  # unknown stays, plan_read reports it
+
+
+def test_offset_option_typos_fail_when_the_setup_is_built():
+    """Issue 17: errors at load(), not at the first action (build_setup runs in schema())."""
+    import pytest
+
+    from connector.errors import ConfigError
+    from connector.spark._options import parse_options
+    from connector.spark._setup import build_setup
+
+    build_setup(parse_options({"asyncapi": DOC, "channel": "measured", "startingoffsets": "latest"}, streaming=None))
+    for bad in ({"startingoffsets": "nonsense"}, {"endingoffsets": "{not json"}):
+        with pytest.raises(ConfigError, match="ffset"):
+            build_setup(parse_options({"asyncapi": DOC, "channel": "measured", **bad}, streaming=None))
