@@ -27,7 +27,7 @@ import tempfile
 import threading
 import uuid
 
-__all__ = ["add_sandbox_arguments", "sandbox_command", "Sandbox"]
+__all__ = ["Sandbox", "add_sandbox_arguments", "sandbox_command"]
 
 
 def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
@@ -244,7 +244,7 @@ def sandbox_command(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
 
-    def _on_signal(signum, frame):  # noqa: ARG001 - signal handler signature
+    def _on_signal(signum, frame):
         stop.set()
 
     previous = signal.signal(signal.SIGTERM, _on_signal)

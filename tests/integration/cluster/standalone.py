@@ -58,7 +58,7 @@ class StandaloneCluster:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as resp:
             return json.load(resp)
 
-    def __enter__(self) -> "StandaloneCluster":
+    def __enter__(self) -> StandaloneCluster:
         """Start the daemons without waiting (call :meth:`wait_ready` before submitting)."""
         self.root.mkdir(parents=True, exist_ok=True)
         self.work_dir.mkdir(exist_ok=True)

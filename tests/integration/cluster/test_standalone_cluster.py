@@ -148,7 +148,7 @@ def test_batch_and_restarted_stream_on_a_standalone_cluster(packed, cluster_and_
     out, ck = workdir / f"out-{packed}", workdir / f"ck-{packed}"
     job = [str(orders.doc), "orders", "--stream-to", str(out), "--checkpoint", str(ck)]
 
-    orders.send(range(0, 24))
+    orders.send(range(24))
     # packed: the first run finds the source by Spark's static lookup, the second registers it.
     batch, stream, workers = submit(cluster, workdir, *job, packed=packed)
     assert batch == sorted(orders.rows) and stream == sorted(orders.rows)

@@ -17,7 +17,13 @@ import textwrap
 
 import pytest
 
-from tests.integration.install.venvs import assert_project_absent, clean_env, copy_project, make_venv, pip_install
+from tests.integration.install.venvs import (
+    assert_project_absent,
+    clean_env,
+    copy_project,
+    make_venv,
+    pip_install,
+)
 from tests.integration.spark.helpers import ORDER_AVRO, avro_doc, unique_topic
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
