@@ -139,6 +139,12 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
                      server=opts.server, params=_param_names_as_documented(doc, dict(opts.channel_params)) or None)
     framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
     registry_config = _registry_config(opts, plan)
+    if framing == "none" and registry_config is not None and not opts.wire_format:
+        # A registry alone does not say how ids travel (issue 17); rows that start with a
+        # magic byte get a hint in their error, this says it once per read up front.
+        log.warning("channel %s: a schema registry is configured but the document gives no schema-id "
+                    "framing, so values are read unframed; set the option wireFormat (e.g. confluent) "
+                    "if producers used a registry serializer", plan.channel)
     if framing not in ("none",) and registry_config is None and framing != "auto":
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
 

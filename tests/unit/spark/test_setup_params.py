@@ -33,3 +33,19 @@ def test_offset_option_typos_fail_when_the_setup_is_built():
     for bad in ({"startingoffsets": "nonsense"}, {"endingoffsets": "{not json"}):
         with pytest.raises(ConfigError, match="ffset"):
             build_setup(parse_options({"asyncapi": DOC, "channel": "measured", **bad}, streaming=None))
+
+
+def test_registry_without_framing_warns_at_load(caplog):
+    import logging
+
+    from connector.spark._options import parse_options
+    from connector.spark._setup import build_setup
+
+    with caplog.at_level(logging.WARNING, logger="asyncapi_kafka"):
+        build_setup(parse_options({"asyncapi": DOC, "channel": "measured",
+                                   "schema.registry.url": "http://127.0.0.1:1"}, streaming=None))
+    assert any("wireFormat" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="asyncapi_kafka"):
+        build_setup(parse_options({"asyncapi": DOC, "channel": "measured"}, streaming=None))
+    assert not any("wireFormat" in r.getMessage() for r in caplog.records)
