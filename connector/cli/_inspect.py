@@ -67,10 +67,26 @@ def _schema_entry(spec) -> dict:
 
 
 def _default_server(doc, ch, server: str | None) -> str | None:
+    return _server_choice(doc, ch, server)[0]
+
+
+def _server_choice(doc, ch, server: str | None) -> tuple[str | None, str]:
+    """The server inspect describes the channel with, and why (shown as ``server_reason``).
+
+    A read makes the same choice except with several Kafka servers, where it asks for
+    ``server=`` instead of taking the first: the reason says so."""
     if server is not None:
-        return server
-    names = list(ch.servers) if ch.servers is not None else list(doc.servers)
-    return next((n for n in names if doc.servers[n].is_kafka), None)
+        return server, "given with --server"
+    listed = ch.servers is not None
+    names = list(ch.servers) if listed else list(doc.servers)
+    kafka = [n for n in names if doc.servers[n].is_kafka]
+    where = "listed by the channel" if listed else "in the document"
+    if not kafka:
+        return None, f"no Kafka server {where}"
+    if len(kafka) == 1:
+        return kafka[0], f"the only Kafka server {where}"
+    return kafka[0], (f"the first of {len(kafka)} Kafka servers {where} ({', '.join(kafka)}); "
+                      f"a read must choose one with .option(\"server\", ...)")
 
 
 def _channel_report(doc, summary: dict, server: str | None) -> dict:
@@ -79,7 +95,7 @@ def _channel_report(doc, summary: dict, server: str | None) -> dict:
     out = {
         "name": ch.name, "address": ch.address, "topic": summary.get("topic"),
         "topic_pattern": summary.get("topic_pattern"), "parameters": summary.get("parameters") or {},
-        "servers": summary.get("servers") or [], "server": None,
+        "servers": summary.get("servers") or [], "server": None, "server_reason": None,
         "partitions": kafka.get("partitions"), "replicas": kafka.get("replicas"),
         "topic_configuration": kafka.get("topic_configuration") or {},
         "operations": summary.get("operations") or [],
@@ -87,8 +103,9 @@ def _channel_report(doc, summary: dict, server: str | None) -> dict:
         "client_id": None, "key": None, "messages": [], "error": summary.get("error"),
     }
     msg_paths = {k: m.path for k, m in ch.messages.items()}
+    chosen, out["server_reason"] = _server_choice(doc, ch, server)
     try:
-        plan = plan_read(doc, channel=ch.name, server=_default_server(doc, ch, server),
+        plan = plan_read(doc, channel=ch.name, server=chosen,
                          require_schemas=False)
     except (AsyncApiKafkaError, ValueError) as e:
         out["error"] = str(e)
@@ -226,7 +243,10 @@ def render_inspect(report: dict) -> str:
         else:
             lines += _kv("address", c["address"])
             lines += _kv("topic", "(not a legal Kafka topic name; read it with the option topic=)")
-        lines += _kv("server", c["server"] or (", ".join(c["servers"]) if c["servers"] else None))
+        chosen = c["server"] or (", ".join(c["servers"]) if c["servers"] else None)
+        if c["server"] and c.get("server_reason"):
+            chosen = f"{c['server']} ({c['server_reason']})"
+        lines += _kv("server", chosen)
         lines += _kv("partitions", c["partitions"]) + _kv("replicas", c["replicas"])
         lines += _kv("topic config", _config_text(c["topic_configuration"]))
         framing = c["framing"] or (f"? ({c['framing_error']})" if c.get("framing_error") else None)

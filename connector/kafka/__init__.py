@@ -9,6 +9,7 @@ from ._conf import (
     OWNED_KAFKA_SETTINGS,
     SECRET_KAFKA_SETTINGS,
     bootstrap_without_credentials,
+    drop_document_security,
     is_secret_setting,
     kafka_conf_from_options,
     redact_conf,
@@ -57,6 +58,6 @@ __all__ = [
     "read_range", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
     "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
-    "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials",
+    "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
 ]

@@ -7,6 +7,8 @@ change that behaviour are refused with a reason, as ``KafkaSourceProvider`` does
 from __future__ import annotations
 
 import logging
+import re
+import threading
 from collections.abc import Iterable, Mapping
 
 from registry import redact_servers, strip_userinfo
@@ -20,10 +22,40 @@ __all__ = [
     "is_secret_setting",
     "redact_conf",
     "bootstrap_without_credentials",
+    "drop_document_security",
 ]
 
 _log = logging.getLogger(__name__)
 _WARNED: set[tuple[str, str]] = set()  # (origin, cleaned list): warn once per process
+
+
+class _ConfWarnOnce(logging.Filter):
+    """Lets each distinct librdkafka CONFWARN through once per process: every pooled consumer
+    would otherwise repeat the same configuration warnings (issue 17 saw 38 lines per job)."""
+
+    _CLIENT = re.compile(r"\[rdkafka#[a-z]+-\d+\]")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if "CONFWARN" not in msg:
+            return True
+        key = self._CLIENT.sub("", msg)
+        with self._lock:
+            if key in self._seen or len(self._seen) > 1000:
+                return False
+            self._seen.add(key)
+        return True
+
+
+CONFWARN_ONCE = _ConfWarnOnce()
+# The loggers the source's consumers report through (Consumer(conf, logger=...)).
+for _name in ("connector.kafka._consume", "connector.kafka._reader"):
+    logging.getLogger(_name).addFilter(CONFWARN_ONCE)
 
 #: Settings the source sets itself, with the reason shown when a user tries to set them.
 OWNED_KAFKA_SETTINGS: Mapping[str, str] = {
@@ -94,6 +126,34 @@ def bootstrap_without_credentials(servers: str, origin: str) -> str:
     return clean
 
 
+# Which of the document's security settings a user's ``security.protocol`` leaves in force.
+_SECURITY_PREFIXES_KEPT = {"PLAINTEXT": (), "SSL": ("ssl.",), "SASL_PLAINTEXT": ("sasl.",),
+                           "SASL_SSL": ("ssl.", "sasl.")}
+
+
+def drop_document_security(doc: Mapping[str, str], user: Mapping[str, str]) -> dict[str, str]:
+    """The document's settings minus the security ones a user's ``security.protocol`` overrides.
+
+    A document describes its production servers (often SASL_SSL); a user who points the read at
+    another cluster with ``kafka.bootstrap.servers`` says how to reach it with one more option,
+    ``kafka.security.protocol``: ``PLAINTEXT`` drops the document's ``sasl.*`` and ``ssl.*``
+    settings, ``SSL`` its ``sasl.*`` ones, ``SASL_PLAINTEXT`` its ``ssl.*`` ones. Settings the
+    user gives explicitly are never dropped (they are applied after this).
+
+    Examples
+    --------
+    >>> drop_document_security({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
+    ...                         "client.id": "x"}, {"security.protocol": "plaintext"})
+    {'client.id': 'x'}
+    """
+    proto = str(user.get("security.protocol", "")).strip().upper()
+    if proto not in _SECURITY_PREFIXES_KEPT:
+        return dict(doc)
+    kept = _SECURITY_PREFIXES_KEPT[proto]
+    return {k: v for k, v in doc.items()
+            if k != "security.protocol" and (not k.startswith(("ssl.", "sasl.")) or k.startswith(kept))}
+
+
 def _norm(items: Iterable[tuple[str, object]], origin: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in items:
@@ -153,6 +213,7 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
     conf: dict[str, str] = {}
     if bootstrap_servers:
         conf["bootstrap.servers"] = bootstrap_servers
+    doc = drop_document_security(doc, user)
     for origin in (doc, user):
         for key, value in origin.items():
             if key in OWNED_KAFKA_SETTINGS and not (key == "group.id" and allow_group_id):

@@ -108,6 +108,8 @@ class Pipeline:
 
         error = _first_error(errors, n)
         bad = ~pc.is_null(error).to_numpy(zero_copy_only=False) if error.null_count < n else np.zeros(n, bool)
+        if self.framing == "none" and bad.any():
+            error = _framing_hint(error, raw.column("value"), bad)
 
         if bad.any():
             if self.mode == "FAILFAST":
@@ -179,6 +181,29 @@ def _as_binary(arr):
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     return arr.cast(pa.binary()) if not pa.types.is_binary(arr.type) else arr
+
+
+# First bytes of registry-framed payloads, for the hint on records read with framing "none".
+_MAGIC_HINTS = ((b"\x00", 5, "0x00, the Confluent wire-format magic byte: set the option wireFormat=confluent "
+                              "(or schemaIdPayloadEncoding in the document's message binding)"),
+                (b"\x03", 18, "0x03, the AWS Glue wire-format header: set the option wireFormat=glue"))
+
+
+def _framing_hint(error: pa.Array, values: pa.Array, bad: np.ndarray) -> pa.Array:
+    """Append a hint to the errors of records whose bytes look registry-framed while the read
+    assumes unframed payloads (issue 17: a registry given as an option does not imply a framing)."""
+    values = _as_binary(values)
+    first = pc.binary_slice(values, 0, 1)
+    lengths = pc.fill_null(pc.binary_length(values), 0)
+    out = error
+    for magic, min_len, text in _MAGIC_HINTS:
+        hit = pc.and_(pc.and_(pc.equal(first, pa.scalar(magic, pa.binary())), pc.greater_equal(lengths, min_len)),
+                      pa.array(bad))
+        hit = pc.fill_null(hit, False)
+        if pc.any(hit).as_py():
+            hinted = pc.binary_join_element_wise(out, pa.scalar(f" (hint: the record starts with {text})"), "")
+            out = pc.if_else(hit, hinted, out)
+    return out
 
 
 def _first_error(errors: list[pa.Array], n: int) -> pa.Array:

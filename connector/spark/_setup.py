@@ -43,8 +43,13 @@ class ReadSetup:
 
     def kafka_conf(self) -> dict[str, str]:
         """librdkafka configuration, secrets included: build clients with it, never print it."""
-        conf = dict(self.base_kafka)
-        conf.update(self.options.kafka_settings())
+        from connector.kafka import drop_document_security
+
+        user = self.options.kafka_settings()
+        # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
+        # one option to point a read at a local cluster (issue 17).
+        conf = drop_document_security(dict(self.base_kafka), user)
+        conf.update(user)
         if not conf.get("bootstrap.servers"):
             raise ConfigError(
                 f"no Kafka bootstrap servers: the document's server for channel '{self.plan.channel}' "
@@ -134,6 +139,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     from pyspark.sql.types import StructField, StructType
     from wireformat import Framing, Limits
 
+    _check_offset_options(opts)
     source = opts.asyncapi
     base_dir = None
     if "\n" not in source and os.path.exists(source):
@@ -141,7 +147,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
                         ref_root=opts.ref_root)
     plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=dict(opts.channel_params) or None, topic=opts.topic)
+                     server=opts.server, params=_param_names_as_documented(doc, dict(opts.channel_params)) or None,
+                     topic=opts.topic)
     framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
     registry_config = _registry_config(opts, plan)
     for path, text in plan.warnings:
@@ -149,6 +156,12 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
             raise ConfigError(f"{text}, but no schema registry is configured: set 'schema.registry.url' "
                               f"(document path {path})")
         log.warning("document path %s: %s", path, text)
+    if framing == "none" and registry_config is not None and not opts.wire_format:
+        # A registry alone does not say how ids travel (issue 17); rows that start with a
+        # magic byte get a hint in their error, this says it once per read up front.
+        log.warning("channel %s: a schema registry is configured but the document gives no schema-id "
+                    "framing, so values are read unframed; set the option wireFormat (e.g. confluent) "
+                    "if producers used a registry serializer", plan.channel)
     if framing not in ("none",) and registry_config is None and framing != "auto":
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
 
@@ -239,6 +252,38 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         base_kafka["bootstrap.servers"] = plan.bootstrap_servers
     return ReadSetup(options=opts, plan=plan, registry_config=registry_config, pipeline=pipeline,
                      spark_schema_json=spark_schema.json(), base_kafka=tuple(sorted(base_kafka.items())))
+
+
+def _check_offset_options(opts: SourceOptions) -> None:
+    """Parse the offset options now, so a typo fails at ``load()`` rather than at the first
+    action (the readers parse them again with their batch/stream defaults)."""
+    from connector.kafka import offset_spec_from_options
+
+    given = dict(opts.starting)
+    given.update(opts.ending)
+    given["startingoffsetsbytimestampstrategy"] = opts.timestamp_strategy
+    offset_spec_from_options(given, is_ending=False, default="earliest", batch=False)
+    if opts.ending:
+        offset_spec_from_options(given, is_ending=True, default="latest", batch=True)
+
+
+def _param_names_as_documented(doc, params: dict) -> dict:
+    """Spark lowercases option keys, so ``channel.param.streetlightId`` arrives as
+    ``streetlightid``: give each the document's spelling when exactly one parameter matches."""
+    if not params:
+        return params
+    import re
+
+    known: dict[str, set] = {}
+    for ch in doc.channels.values():
+        names = set(ch.parameters or {}) | set(re.findall(r"{([^}]+)}", ch.address or ""))
+        for n in names:
+            known.setdefault(n.lower(), set()).add(n)
+    out = {}
+    for k, v in params.items():
+        spellings = known.get(k.lower(), set())
+        out[next(iter(spellings)) if k not in spellings and len(spellings) == 1 else k] = v
+    return out
 
 
 def _format_of(reader) -> str:

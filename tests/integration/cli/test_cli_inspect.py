@@ -253,3 +253,18 @@ def test_ref_root_flag_reaches_shared_files(capsys, tmp_path):
     report = run_json(capsys, path, "--ref-root", tmp_path)
     assert report["readable_channels"] == ["reply"]
     assert "a" in channel(report, "reply")["messages"][0]["payload"]["spark_type"]
+
+
+def test_inspect_says_which_server_it_chose_and_why(capsys):
+    """Issue 17: with two Kafka servers inspect describes the first, and says a read must choose."""
+    if not STREETLIGHTS_3.exists():
+        pytest.skip("shared examples not present")
+    report = run_json(capsys, STREETLIGHTS_3)
+    ch = channel(report, "lightingMeasured")
+    assert ch["server"] == "scram-connections"
+    assert "first of 2 Kafka servers" in ch["server_reason"] and 'option("server"' in ch["server_reason"]
+    code, out, _ = run(capsys, STREETLIGHTS_3)
+    assert code == 0 and "scram-connections (the first of 2 Kafka servers" in out
+    assert channel(run_json(capsys, STREETLIGHTS_3, "--server", "mtls-connections"),
+                   "lightingMeasured")["server_reason"] == "given with --server"
+    assert channel(run_json(capsys, SHOP), "orders")["server_reason"].startswith("the only Kafka server")
