@@ -110,7 +110,8 @@ def finish(arr: pa.Array, n: JNode) -> pa.Array:
         return _timestamps(arr)
     mask = arr.is_null() if arr.null_count else None
     if k == "struct":
-        kids = [finish(arr.field(i), f) for i, (_, f) in enumerate(n.fields)]
+        # flatten(): a null struct's children may hold placeholders ("" is no timestamp)
+        kids = [finish(c, f) for c, (_, f) in zip(arr.flatten(), n.fields)]
         return pa.StructArray.from_arrays(kids, fields=list(t), mask=mask)
     if k == "list":
         return pa.ListArray.from_arrays(arr.offsets, finish(arr.values, n.items), type=t, mask=mask)
