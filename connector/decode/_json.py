@@ -21,6 +21,7 @@ import pyarrow.json as pj
 from connector.decode._avro import _payload_view, _to_arrow
 from connector.decode._json_engine import JsonEngine
 from connector.decode._json_schema import JNode
+from connector.decode._json_types import json_type as _json_type
 from connector.decode._options import DecodeOptions
 
 __all__ = ["JsonCodec"]
@@ -43,15 +44,6 @@ class _Bad(ValueError):
 def _expect(ok: bool, what: str, v: Any):
     if not ok:
         raise _Bad(f"expected {what}, got {type(v).__name__}")
-
-
-def _json_type(v: Any) -> str:
-    t = type(v)
-    if t is bool:
-        return "boolean"
-    if t is int:
-        return "integer"
-    return {float: "number", str: "string", dict: "object", list: "array"}.get(t, "null")
 
 
 def _converter(n: JNode) -> Callable[[Any], Any]:

@@ -44,7 +44,9 @@ class JNode:
 
     def __init__(self, kind: str, fields=(), items=None, allowed=None):
         self.kind, self.fields, self.items = kind, tuple(fields), items
-        self.allowed = frozenset(allowed) | {"null"} if allowed is not None else None
+        if allowed is not None:  # null: every field is nullable; a number may be an integer
+            allowed = frozenset(allowed) | {"null"} | ({"integer"} if "number" in allowed else set())
+        self.allowed = allowed
         self.arrow = _arrow(self)
 
     def contains(self, *kinds: str) -> bool:

@@ -5,7 +5,8 @@
   express maps or JSON-text leaves).
 * ``py_type``: a msgspec type that validates the rest strictly (no coercion: ``"12"`` is not
   an integer, ``1.0`` is not an integer, integers are range-checked to int64) and yields
-  Python values ``pyarrow.array`` converts in C++.
+  Python values ``pyarrow.array`` converts in C++ (JSON-text leaves come out as compact text
+  through ``dec_hook``).
 * ``finish``: strings read for dates and timestamps → ``date32`` / ``timestamp[us, UTC]``
   the way pyarrow's JSON reader parses them (a zone-less time is UTC).
 """
@@ -20,11 +21,11 @@ import pyarrow.compute as pc
 
 from connector.decode._json_schema import JNode
 
-__all__ = ["arrow_readable", "py_type", "read_type", "finish", "to_text", "has_text"]
+__all__ = ["arrow_readable", "py_type", "read_type", "finish", "dec_hook", "json_type",
+           "JsonText"]
 
 INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
-_ANY_JSON = {"object": dict[str, Any], "array": list[Any], "string": str, "integer": int,
-             "boolean": bool}
+_encode = msgspec.json.encode
 _names = count()
 
 
@@ -33,18 +34,40 @@ def arrow_readable(n: JNode) -> bool:
     return not n.contains("map", "json")
 
 
-def has_text(n: JNode) -> bool:
-    return n.contains("json")
+class JsonText(str):
+    """A JSON-text leaf: msgspec decodes the value, ``dec_hook`` checks its JSON type and
+    re-encodes it compactly (so no Python walk over the enclosing structure is needed)."""
+
+    allowed: frozenset | None = None
 
 
-def _text_type(allowed) -> Any:
-    if allowed is None:
-        return Any
-    members = [_ANY_JSON[t] for t in sorted(allowed) if t in _ANY_JSON]
-    if "number" in allowed:
-        members += [int, float]  # int first: an integer keeps its text ("3", not "3.0")
-    members = list(dict.fromkeys(members))
-    return Optional[Union[tuple(members)]] if members else None
+_TEXT: dict = {}
+
+
+def _text_class(allowed) -> type:
+    cls = _TEXT.get(allowed)
+    if cls is None:
+        cls = _TEXT[allowed] = type(f"JsonText{len(_TEXT)}", (JsonText,), {"allowed": allowed})
+    return cls
+
+
+def json_type(v: Any) -> str:
+    """The JSON Schema type name of a decoded value."""
+    t = type(v)
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "integer"
+    return {float: "number", str: "string", dict: "object", list: "array"}.get(t, "null")
+
+
+def dec_hook(tp: type, obj: Any) -> Any:
+    """msgspec hook: JSON-text leaves (see :class:`JsonText`)."""
+    if isinstance(tp, type) and issubclass(tp, JsonText):
+        if tp.allowed is not None and json_type(obj) not in tp.allowed:
+            raise ValueError(f"expected one of {sorted(tp.allowed)}, got {json_type(obj)}")
+        return tp(_encode(obj).decode())
+    raise NotImplementedError(f"no decoder for {tp!r}")
 
 
 def py_type(n: JNode) -> Any:
@@ -68,7 +91,7 @@ def py_type(n: JNode) -> Any:
         return Optional[bool]
     if k == "null":
         return None
-    return _text_type(n.allowed)
+    return Optional[_text_class(n.allowed)]
 
 
 def read_type(n: JNode) -> pa.DataType:
@@ -119,20 +142,3 @@ def finish(arr: pa.Array, n: JNode) -> pa.Array:
                                    mask=mask)
 
 
-_encode = msgspec.json.encode
-
-
-def to_text(n: JNode):
-    """Python value of ``py_type(n)`` → the same with JSON-text leaves as ``str`` (or None)."""
-    k = n.kind
-    if k == "json":
-        return lambda v: None if v is None else _encode(v).decode()
-    if not has_text(n):
-        return lambda v: v
-    if k == "struct":
-        conv = [(name, to_text(t)) for name, t in n.fields]
-        return lambda v: None if v is None else {name: c(v.get(name)) for name, c in conv}
-    c = to_text(n.items)
-    if k == "map":
-        return lambda v: None if v is None else {key: c(x) for key, x in v.items()}
-    return lambda v: None if v is None else [c(x) for x in v]
