@@ -127,7 +127,9 @@ class JsonEngine:
         if len(good) != len(rows):
             pos = {int(r): j for j, r in enumerate(rows)}
             values = [values[pos[r]] for r in good.tolist()]
-        if self.struct:
+        if not len(good):
+            out = pa.nulls(0, self.arrow_type)
+        elif self.struct:
             out = self._struct(payloads, good, values, errs)
         else:
             out = self._other(payloads, good, values, errs)

@@ -136,9 +136,15 @@ def finish(arr: pa.Array, n: JNode) -> pa.Array:
         # flatten(): a null struct's children may hold placeholders ("" is no timestamp)
         kids = [finish(c, f) for c, (_, f) in zip(arr.flatten(), n.fields)]
         return pa.StructArray.from_arrays(kids, fields=list(t), mask=mask)
+    # a sliced list array's values/keys/items are its parent's whole child: keep only the
+    # part its offsets reach (a neighbour row's bad value must not fail this one)
+    offs = arr.offsets.to_numpy()
+    lo, hi = int(offs[0]), int(offs[-1])
+    offs = pa.array(offs - lo, pa.int32())
     if k == "list":
-        return pa.ListArray.from_arrays(arr.offsets, finish(arr.values, n.items), type=t, mask=mask)
-    return pa.MapArray.from_arrays(arr.offsets, arr.keys, finish(arr.items, n.items), type=t,
-                                   mask=mask)
+        return pa.ListArray.from_arrays(offs, finish(arr.values.slice(lo, hi - lo), n.items),
+                                        type=t, mask=mask)
+    return pa.MapArray.from_arrays(offs, arr.keys.slice(lo, hi - lo),
+                                   finish(arr.items.slice(lo, hi - lo), n.items), type=t, mask=mask)
 
 
