@@ -30,14 +30,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import orjson  # noqa: E402
-import pyarrow as pa  # noqa: E402
-from wireformat import encode_frame  # noqa: E402
+import orjson
+import pyarrow as pa
 
-from benchmarks import decode_bench, wide_bench  # noqa: E402
-from benchmarks.decode_bench import Spec, median_rate, our_path  # noqa: E402
-from connector.decode import DecodeOptions, build_decoder  # noqa: E402
-from connector.decode._json_schema import JNode, parse_json_schema  # noqa: E402
+from benchmarks import decode_bench, wide_bench
+from benchmarks.decode_bench import Spec, median_rate, our_path
+from connector.decode import DecodeOptions, build_decoder
+from connector.decode._json_schema import JNode, parse_json_schema
+from wireformat import encode_frame
 
 _USER = {"type": "object", "properties": {
     "login": {"type": "string"}, "id": {"type": "integer"}, "node_id": {"type": "string"},
@@ -227,7 +227,7 @@ def main() -> None:
         dec = build_decoder(Spec("json", json.dumps(schema)), options=DecodeOptions())
         ref = build_decoder(Spec("json", json.dumps(schema)), options=DecodeOptions(fast_path=False))
 
-        def loads():
+        def loads(framed=framed):
             for v in framed:
                 json.loads(v[5:])
 

@@ -8,33 +8,21 @@ converter.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
 import msgspec
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.json as pj
 
-from connector.decode._avro import _payload_view, _to_arrow
+from connector.decode._avro import _to_arrow
 from connector.decode._json_engine import JsonEngine
 from connector.decode._json_schema import JNode
 from connector.decode._json_types import json_type as _json_type
 from connector.decode._options import DecodeOptions
 
 __all__ = ["JsonCodec"]
-
-def _read_type(t: pa.DataType) -> pa.DataType:
-    """The explicit-schema type for pyarrow's JSON reader: dates are read as text."""
-    if pa.types.is_date32(t):
-        return pa.string()
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _read_type(f.type)) for f in t])
-    if pa.types.is_list(t):
-        return pa.list_(pa.field("element", _read_type(t.value_type)))
-    return t
 
 
 class _Bad(ValueError):

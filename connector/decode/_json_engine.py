@@ -16,8 +16,8 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 import msgspec
 import numpy as np
@@ -27,8 +27,8 @@ import pyarrow.json as pj
 
 from connector.decode._avro import _payload_view
 from connector.decode._json_guard import bad_utf8, structure_errors
-from connector.decode._json_schema import JNode
 from connector.decode._json_plan import Plan
+from connector.decode._json_schema import JNode
 from connector.decode._json_types import dec_hook, finish, py_type, read_type
 from connector.decode._options import DecodeOptions
 

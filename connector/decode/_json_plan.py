@@ -6,6 +6,7 @@ stay with pyarrow and only the rest goes to msgspec (so a map deep inside a webh
 ``repository`` object does not move the whole object off pyarrow). Fields under arrays and
 maps are not split: an array holding a union is read by msgspec whole.
 """
+# ruff: noqa: UP045 - Optional[...] builds msgspec types at run time, where "X | None" fails on some X
 from __future__ import annotations
 
 from typing import Any, Optional, TypedDict

@@ -40,7 +40,7 @@ class JNode:
     ``allowed`` (json only): frozenset of JSON type names the value may have, or None (any).
     """
 
-    __slots__ = ("kind", "fields", "items", "arrow", "allowed")
+    __slots__ = ("allowed", "arrow", "fields", "items", "kind")
 
     def __init__(self, kind: str, fields=(), items=None, allowed=None):
         self.kind, self.fields, self.items = kind, tuple(fields), items

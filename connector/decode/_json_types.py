@@ -10,10 +10,11 @@
 * ``finish``: strings read for dates and timestamps → ``date32`` / ``timestamp[us, UTC]``
   the way pyarrow's JSON reader parses them (a zone-less time is UTC).
 """
+# ruff: noqa: UP045 - Optional[...] builds msgspec types at run time, where "X | None" fails on some X
 from __future__ import annotations
 
 from itertools import count
-from typing import Annotated, Any, Optional, TypedDict, Union
+from typing import Annotated, Any, Optional, TypedDict
 
 import msgspec
 import pyarrow as pa
@@ -21,8 +22,15 @@ import pyarrow.compute as pc
 
 from connector.decode._json_schema import JNode
 
-__all__ = ["arrow_readable", "py_type", "read_type", "finish", "dec_hook", "json_type",
-           "JsonText"]
+__all__ = [
+    "JsonText",
+    "arrow_readable",
+    "dec_hook",
+    "finish",
+    "json_type",
+    "py_type",
+    "read_type",
+]
 
 INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _encode = msgspec.json.encode

@@ -7,7 +7,6 @@ import json
 import orjson
 import pyarrow as pa
 import pytest
-from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, binary, framed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from connector.decode import DecodeOptions, build_decoder
 from connector.decode._json import JsonCodec
 from connector.decode._json_schema import parse_json_schema
 from connector.errors import SchemaMappingError
+from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, binary, framed
 
 UTC = dt.timezone.utc
 SCHEMA = {

@@ -7,10 +7,10 @@ import json
 
 import pyarrow as pa
 import pytest
-from registry import SchemaNotFound
-from tests.unit.decode.decode_helpers import Registry, Spec, framed
 
 from connector.decode import DecodeOptions, build_decoder
+from registry import SchemaNotFound
+from tests.unit.decode.decode_helpers import Registry, Spec, framed
 
 SCHEMA = {"type": "object", "properties": {
     "id": {"type": "integer"}, "amount": {"type": "number"}, "name": {"type": "string"},
@@ -19,7 +19,10 @@ GOOD = b'{"id": 7, "amount": 1.5, "name": "ok", "lines": [{"x": 1}]}'
 GOOD_ROW = {"id": 7, "amount": 1.5, "name": "ok", "lines": [{"x": 1}]}
 
 
-def decode(payloads, schema=SCHEMA, options=DecodeOptions(), registry=None, sid=3):
+DEFAULT = DecodeOptions()
+
+
+def decode(payloads, schema=SCHEMA, options=DEFAULT, registry=None, sid=3):
     reg = registry or Registry()
     if registry is None:
         reg.add(sid, schema, "JSON")
