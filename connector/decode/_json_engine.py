@@ -120,9 +120,13 @@ class JsonEngine:
         ok &= ~bad
 
         rows = np.flatnonzero(ok)
-        values = self._validate(payloads, rows, errs)
-        parsed = rows[~np.isin(rows, np.fromiter(errs, np.int64, len(errs)))] if errs else rows
-        errs.update(structure_errors(parsed, offs, data, self.options.max_collection_items))
+        values, blobs = self._validate(payloads, rows, errs)
+        if errs:  # only the rows msgspec parsed
+            keep = np.flatnonzero(~np.isin(rows, np.fromiter(errs, np.int64, len(errs))))
+            rows_p, blobs = rows[keep], [blobs[j] for j in keep.tolist()]
+        else:
+            rows_p = rows
+        errs.update(structure_errors(rows_p, blobs, self.options.max_collection_items))
         good = rows[~np.isin(rows, np.fromiter(errs, np.int64, len(errs)))] if errs else rows
         if len(good) != len(rows):
             pos = {int(r): j for j, r in enumerate(rows)}
@@ -135,8 +139,9 @@ class JsonEngine:
             out = self._other(payloads, good, values, errs)
         return self._place(n, good, out, errs, prefix)
 
-    def _validate(self, payloads, rows: np.ndarray, errs: dict) -> list | None:
-        """msgspec values of ``rows`` (None where the row failed; errors into ``errs``)."""
+    def _validate(self, payloads, rows: np.ndarray, errs: dict) -> tuple[list, list]:
+        """msgspec values of ``rows`` (None where the row failed; errors into ``errs``), and
+        the payloads as bytes."""
         if len(rows) == len(payloads):
             blobs = payloads.to_pylist()
         else:
@@ -156,7 +161,7 @@ class JsonEngine:
                 except _DECODE_ERRORS as e:
                     out.append(None)
                     errs[int(rows[s + j])] = _why(e)
-        return out
+        return out, blobs
 
     def _place(self, n, good, out, errs, prefix) -> tuple[pa.Array, list]:
         """Scatter the values of ``good`` rows to ``n`` rows; failed rows are null."""

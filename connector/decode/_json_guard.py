@@ -5,10 +5,12 @@
   validated as a whole, with one Arrow cast (rows are located only when it fails).
 * Nesting depth and collection size: a row nested deeper than ``MAX_NESTING`` or holding more
   than ``max_collection_items`` array items, map entries and object members is an error.
-  One cumulative count of ``{``, ``[`` and ``,`` bytes bounds both; only rows over the bound
-  are measured exactly (string-aware, still vectorized).
+  A count of ``{``, ``[`` and ``,`` bytes bounds both; only rows over the bound are measured
+  exactly (string-aware, vectorized over the row's bytes).
 """
 from __future__ import annotations
+
+from itertools import repeat
 
 import numpy as np
 import pyarrow as pa
@@ -60,24 +62,24 @@ def _exact(row: np.ndarray) -> tuple[int, int]:
     return int(depth.max(initial=0)), items
 
 
-def structure_errors(rows: np.ndarray, offs: np.ndarray, data: np.ndarray,
-                     max_items: int) -> dict[int, str]:
-    """Errors of the (syntactically valid) rows ``rows`` that nest or hold too much."""
-    lens = (offs[1:] - offs[:-1])[rows]
-    # depth d takes 2d bytes and k items take 2k - 1 bytes: a row this short exceeds neither
-    rows = rows[lens > 2 * min(MAX_NESTING, max_items)]
-    if not len(rows):
+def structure_errors(rows: np.ndarray, blobs: list, max_items: int) -> dict[int, str]:
+    """Errors of the (syntactically valid) payloads ``blobs`` of ``rows`` that nest or hold
+    too much. Depth d takes 2d bytes and k items 2k - 1: short rows are skipped; for longer
+    ones, bytes.count of ``{``, ``[`` and ``,`` (C scans) bounds both before an exact check."""
+    limit = min(MAX_NESTING, max_items)
+    lens = np.fromiter(map(len, blobs), np.int64, len(blobs))
+    big = np.flatnonzero(lens > 2 * limit)
+    if not len(big):
         return {}
-    lo, hi = int(offs[rows[0]]), int(offs[rows[-1] + 1])
-    part = data[lo:hi]
-    mask = (part == 0x7B) | (part == 0x5B) | (part == 0x2C)
-    bound = _per_row(mask, offs[rows[0]:rows[-1] + 2] - lo)[rows - rows[0]]
+    sel = [blobs[j] for j in big.tolist()]
+    bound = sum(np.fromiter(map(bytes.count, sel, repeat(c, len(sel))), np.int64, len(sel))
+                for c in (b"{", b"[", b","))
     out: dict[int, str] = {}
-    for i in rows[bound > min(MAX_NESTING, max_items)]:
-        depth, items = _exact(data[offs[i]:offs[i + 1]])
+    for j in big[bound > limit].tolist():
+        depth, items = _exact(np.frombuffer(blobs[j], np.uint8))
         if depth > MAX_NESTING:
-            out[int(i)] = f"JSON nested deeper than {MAX_NESTING} levels"
+            out[int(rows[j])] = f"JSON nested deeper than {MAX_NESTING} levels"
         elif items > max_items:
-            out[int(i)] = (f"record holds more than max_collection_items={max_items} "
-                           "items, entries and members")
+            out[int(rows[j])] = (f"record holds more than max_collection_items={max_items} "
+                                 "items, entries and members")
     return out
