@@ -30,11 +30,14 @@ def _pyarrow_read_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
+_FEW = 12  # top-level scalars read by msgspec too when it reads other fields anyway
+
+
 class Plan:
     """The split of one struct node. ``fields``: (name, node, mode, sub-plan or None) with
     mode ``"arrow"``, ``"narrow"`` or ``"split"``."""
 
-    def __init__(self, node: JNode):
+    def __init__(self, node: JNode, top: bool = True):
         self.node = node
         self.fields: list[tuple[str, JNode, str, Plan | None]] = []
         for name, t in node.fields:
@@ -42,11 +45,17 @@ class Plan:
                 self.fields.append((name, t, "arrow", None))
                 continue
             if t.kind == "struct":
-                sub = Plan(t)
+                sub = Plan(t, top=False)
                 if sub.has_arrow:
                     self.fields.append((name, t, "split", sub))
                     continue
             self.fields.append((name, t, "narrow", None))
+        arrow = [t for _, t, m, _ in self.fields if m != "narrow"]
+        if top and len(arrow) < len(self.fields) and len(arrow) <= _FEW and \
+                all(t.kind not in ("struct", "list") for t in arrow):
+            # msgspec parses the whole text anyway: a few scalars beside the fields it must
+            # read are cheaper to take from it than from a second parse by pyarrow
+            self.fields = [(name, t, "narrow", None) for name, t, _, _ in self.fields]
         self.has_arrow = any(m != "narrow" for _, _, m, _ in self.fields)
         self.has_narrow = any(m != "arrow" for _, _, m, _ in self.fields)
 
