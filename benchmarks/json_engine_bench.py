@@ -14,7 +14,8 @@ the same table as ours (free-form and union leaves ``json.dumps``'d, then one
 ``pyarrow.array`` with the output type: ``from_pylist`` cannot infer maps and unions). The
 goal (3x) is judged against the latter. "orjson ref" is the per-row path every schema with
 a map, union or free-form field took before. "ours" is ``parse_frames`` +
-``Decoder.decode`` (``our_path``, asserting every row decoded). Medians of 3, same run.
+``Decoder.decode`` (``our_path``, asserting every row decoded). Medians of 3, the paths
+taking turns (``interleaved``).
 Never fails.
 
 Run: ``/work/venv/bin/python benchmarks/json_engine_bench.py [--records N]``.
@@ -26,7 +27,9 @@ import datetime as dt
 import json
 import os
 import random
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,7 +37,7 @@ import orjson
 import pyarrow as pa
 
 from benchmarks import decode_bench, wide_bench
-from benchmarks.decode_bench import Spec, median_rate, our_path
+from benchmarks.decode_bench import Spec, our_path
 from connector.decode import DecodeOptions, build_decoder
 from connector.decode._json_schema import JNode, parse_json_schema
 from wireformat import encode_frame
@@ -176,6 +179,18 @@ def random_value(node: JNode, rnd: random.Random, depth: int = 0):
             "boolean": lambda: True, "null": lambda: None}[t]()
 
 
+def interleaved(fns, n: int, runs: int = 3) -> list[float]:
+    """Median records/s of each of ``fns``, run in turn ``runs`` times: on a shared machine
+    every path sees the same load swings, so the ratios hold even when the rates do not."""
+    times = [[] for _ in fns]
+    for _ in range(runs):
+        for t, fn in zip(times, fns):
+            t0 = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - t0)
+    return [n / statistics.median(t) for t in times]
+
+
 def user_loop(node: JNode, framed: list[bytes]):
     """The per-record loop a Python user writes for the same Arrow output."""
     from connector.decode._json_types import read_type
@@ -234,7 +249,7 @@ def main() -> None:
         node = parse_json_schema(json.dumps(schema))
         ours, before = our_path(dec, values, n, None), our_path(ref, values, n, None)
         ours()
-        rates = [median_rate(f, n) for f in (loads, user_loop(node, framed), before, ours)]
+        rates = interleaved([loads, user_loop(node, framed), before, ours], n)
         rows.append((name, sum(map(len, framed)) / n - 5, *rates))
     print(f"\n{n:,} records per schema, median of 3 runs; load average {os.getloadavg()[0]:.1f}\n")
     print(f"{'schema':<32}{'bytes':>6}{'json.loads':>11}{'+ Arrow':>10}{'orjson ref':>11}"
