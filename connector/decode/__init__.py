@@ -15,7 +15,9 @@ Decisions (details in each module's table):
   reader's with Avro's rules (names and aliases, defaults, promotions, enum defaults);
   fields a newer writer adds that the reader lacks are dropped. Protobuf payloads are read
   with the reader's message (field numbers decide); the message-index path must name the
-  reader's message. JSON payloads are self-describing: the reader schema decides.
+  reader's message. JSON payloads are read with the reader schema; a framed schema id must
+  still be one the registry knows, of a JSON Schema. JSON is validated strictly (UTF-8, no
+  NaN/Infinity, no trailing bytes, no type coercion, int64 range, depth and size caps).
 - Bad payloads and bad *writer* schemas never raise: those rows get error text naming the
   schema id ("avro decode failed for schema id 7: ..."), so PERMISSIVE reads go on. A bad
   *reader* schema raises :class:`connector.errors.SchemaMappingError` at planning time.

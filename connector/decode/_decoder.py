@@ -262,7 +262,8 @@ class Decoder:
         parsed : wireformat.ParsedFrames
         lookup : callable
             ``SchemaKey -> registry.Schema`` (e.g. ``SchemaRegistry.lookup``). Not called for
-            JSON (the reader schema decides) nor for rows framed with ``none``.
+            rows framed with ``none``. For JSON it only checks the id (known, JSON Schema):
+            the reader schema decodes.
 
         Returns
         -------
@@ -293,7 +294,9 @@ class Decoder:
     def _split(self, parsed, key, rows, lookup, book, label):
         """Yield ((writer schema, message path), rows) for one schema key."""
         writer = None
-        if key[1] is not None and self.fmt != "json":
+        # JSON too: the reader schema decodes, but an id the registry does not know, or one
+        # of another format, marks the record as not written for this channel
+        if key[1] is not None:
             try:
                 writer = lookup(key)
             except Exception as e:  # noqa: BLE001 - the record's own fault becomes a row error
