@@ -91,7 +91,7 @@ class Plan:
               mask: pa.Array | None) -> pa.StructArray:
         """The node's array from the two readers' parts (same rows, same order)."""
         children = []
-        for name, t, mode, sub in self.fields:
+        for name, _t, mode, sub in self.fields:
             if mode == "arrow":
                 children.append(arrow.field(name))
             elif mode == "narrow":

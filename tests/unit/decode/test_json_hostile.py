@@ -133,7 +133,8 @@ class _Lookup(Registry):
     def lookup(self, key):
         self.calls += 1
         if key[1] not in self.by_id:
-            raise SchemaNotFound(f"schema {key[1]} not found", status=404)
+            # as the caching client raises it once the registry is verified (issue 15)
+            raise SchemaNotFound(f"schema {key[1]} not found", status=404, fault="record")
         return self.by_id[key[1]]
 
 
