@@ -42,7 +42,15 @@ from connector.decode._decoder import Decoder, build_decoder
 from connector.decode._evolution import RESCUED_COLUMN, SchemaEvolutionError
 from connector.decode._multi import MultiDecoder, build_multi_decoder
 from connector.decode._options import DecodeOptions, DecodeResult
-from connector.decode._protobuf_schema import CompiledProto, compile_proto
+from connector.decode._protobuf_schema import (WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message,
+                                               compile_proto, is_map)
+from connector.decode._avro_schema import Node, arrow_type_of, parse_avro, union_kind
+from connector.decode._json_schema import JNode, parse_json_schema
+from connector.decode._decoder import json_title, refs_of, schema_format
 
 __all__ = ["build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "DecodeResult",
-           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN", "compile_proto", "CompiledProto"]
+           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN", "compile_proto", "CompiledProto",
+           # the schema model the write path (connector.encode) shares with the decoders
+           "Node", "arrow_type_of", "parse_avro", "union_kind", "JNode", "parse_json_schema",
+           "WKT_JSON", "WKT_SCALARS", "is_map", "arrow_type_of_message", "schema_format", "refs_of",
+           "json_title"]

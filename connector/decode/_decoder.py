@@ -30,7 +30,7 @@ from connector.decode._protobuf import ProtoCodec
 from connector.decode._protobuf_schema import compile_proto
 from connector.errors import ConfigError, SchemaMappingError
 
-__all__ = ["Decoder", "build_decoder", "schema_format", "label_of", "scatter", "row_groups",
+__all__ = ["Decoder", "build_decoder", "schema_format", "refs_of", "json_title", "label_of", "scatter", "row_groups",
            "payloads_of", "RowBook", "_why"]
 
 _FORMATS = {"avro": "avro", "json": "json", "jsonschema": "json", "protobuf": "protobuf",
@@ -48,7 +48,7 @@ def schema_format(obj: Any, hint: str | None = None) -> str:
         raise ConfigError(f"unsupported payload format {raw!r}; expected avro, json or protobuf") from e
 
 
-def _refs(obj: Any) -> tuple:
+def refs_of(obj: Any) -> tuple:
     out = []
     for name, ref in getattr(obj, "resolved_references", ()) or ():
         out.append((name, getattr(ref, "text", ref)))
@@ -114,11 +114,11 @@ class _State:
         else:
             self.json = JsonCodec(parse_json_schema(d.text, max_depth=o.max_recursion_depth), o)
             self.arrow_type = self.json.arrow_type
-            self.full_name = _json_title(d.text)
+            self.full_name = json_title(d.text)
         self.avro: dict[tuple, AvroCodec] = {}
 
 
-def _json_title(text: str | None) -> str | None:
+def json_title(text: str | None) -> str | None:
     import json
     try:
         t = json.loads(text).get("title") if text else None
@@ -184,10 +184,10 @@ class Decoder:
             return self.full_name
         if self.fmt == "avro":
             return parse_avro(writer.text, max_depth=max(1, self.options.max_recursion_depth),
-                              refs=tuple(t for _, t in _refs(writer)))[0].name
+                              refs=tuple(t for _, t in refs_of(writer)))[0].name
         if self.fmt == "protobuf":
-            return compile_proto(writer.text, _refs(writer)).full_name_for_indexes(path)
-        return _json_title(writer.text)
+            return compile_proto(writer.text, refs_of(writer)).full_name_for_indexes(path)
+        return json_title(writer.text)
 
     def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
         """Decode payloads that share a writer schema; returns (values, errors)."""
@@ -202,7 +202,7 @@ class Decoder:
                                              f"{st.full_name}")
             return st.reader_proto.decode(payloads, label)
         text = writer.text if writer is not None else self.text
-        w_refs = tuple(t for _, t in (_refs(writer) if writer is not None else self.refs))
+        w_refs = tuple(t for _, t in (refs_of(writer) if writer is not None else self.refs))
         codec = st.avro.get((text, w_refs))
         if codec is None:
             codec = AvroCodec(text, st.reader_avro, self.text, self.options, writer_refs=w_refs,
@@ -213,14 +213,14 @@ class Decoder:
 
     # -- schema evolution -----------------------------------------------------------------
     def _writer_decoder(self, writer, path: tuple) -> "Decoder":
-        key = ("evolution", writer.text, _refs(writer), path)
+        key = ("evolution", writer.text, refs_of(writer), path)
         st = self._state()
         d = st.avro.get(key)
         if d is None:
             import dataclasses
 
             message = self.writer_name(writer, path) if self.fmt == "protobuf" else None
-            d = Decoder(self.fmt, writer.text, _refs(writer), message,
+            d = Decoder(self.fmt, writer.text, refs_of(writer), message,
                         dataclasses.replace(self.options, evolution="none"))
             with st.lock:
                 st.avro[key] = d
@@ -425,7 +425,7 @@ def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> D
         d = Decoder("json", None, (), None, options)
     else:
         fmt = schema_format(reader, options.format)
-        d = Decoder(fmt, getattr(reader, "text", None), _refs(reader),
+        d = Decoder(fmt, getattr(reader, "text", None), refs_of(reader),
                     getattr(reader, "message_name", None), options)
     _ = d.arrow_type  # compile now so reader-schema problems surface on the driver
     return d

@@ -3,7 +3,7 @@ slow to import, and only Protobuf reads need it). Compiled once, cached on disk.
 import numba
 import numpy as np
 
-from connector.decode._proto_validate import DENSE, MAX_DEPTH
+from connector.decode._proto_limits import DENSE, MAX_DEPTH
 
 
 @numba.njit(cache=True, nogil=True)

@@ -18,10 +18,10 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor as FD
 
+from connector.decode._proto_limits import DENSE, MAX_DEPTH
+
 __all__ = ["DENSE", "MAX_DEPTH", "WireValidator", "available"]
 
-MAX_DEPTH = 100  # protobuf's default recursion limit
-DENSE = 64  # field numbers below this are looked up in a dense table per message type
 
 K_OTHER, K_VARINT, K_F64, K_F32, K_MSG = 0, 1, 2, 3, 4
 _REASONS = {1: "truncated or over-long varint", 2: "varint overflows 64 bits",

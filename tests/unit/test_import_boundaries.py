@@ -34,22 +34,7 @@ NO_PYSPARK = ("connector/asyncapi", "connector/decode", "connector/kafka", "conn
 # "private: A -> B" = module A imports the private module B or a private name of B across packages;
 # "cycle: A, B, ..." = the modules (sorted) of one import cycle.
 KNOWN_VIOLATIONS = frozenset({
-    # connector/encode/** (write path) reuses decode's private schema walkers
-    "private: connector.encode._avro_ref -> connector.decode._avro_schema",
-    "private: connector.encode._avro_vec -> connector.decode._avro_schema",
-    "private: connector.encode._encoder -> connector.decode._avro_schema",
-    "private: connector.encode._encoder -> connector.decode._decoder",
-    "private: connector.encode._encoder -> connector.decode._json_schema",
-    "private: connector.encode._encoder -> connector.decode._protobuf_schema",
-    "private: connector.encode._json -> connector.decode._json_schema",
-    "private: connector.encode._json_vec -> connector.decode._json_schema",
-    "private: connector.encode._protobuf -> connector.decode._protobuf_schema",
-    "private: connector.encode._protobuf_vec -> connector.decode._protobuf_schema",
-    # connector/cli/_sandbox*.py: compile_proto is exported by connector.decode now
-    "private: connector.cli._sandbox_data -> connector.decode._protobuf_schema",
-    # connector/decode/_protobuf*.py rewrite (new Protobuf engine)
-    "cycle: connector.decode._proto_kernel, connector.decode._proto_validate",
-    # connector/spark/** (write path)
+    # connector/spark/** (write path, merged last)
     "cycle: connector.spark._write, connector.spark._write_task",
 })
 
