@@ -50,7 +50,7 @@ class Node:
     """One Avro type, with named references expanded (recursion cut or refused)."""
 
     __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
-                 "size", "precision", "scale", "arrow")
+                 "size", "precision", "scale", "arrow", "enum_default")
 
     def __init__(self, kind, **kw):
         self.kind = kind
@@ -64,6 +64,7 @@ class Node:
         self.size = kw.get("size")
         self.precision = kw.get("precision")
         self.scale = kw.get("scale", 0)
+        self.enum_default = kw.get("enum_default")
         self.arrow = None
 
     @property
@@ -119,7 +120,8 @@ class _Builder:
             self.defs.setdefault(full, (obj, ns))
             aliases = [_fullname(a, own_ns) for a in obj.get("aliases", ())]
             if t == "enum":
-                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()))
+                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()),
+                            enum_default=obj.get("default"))
             if t == "fixed":
                 return Node("fixed", name=full, aliases=aliases, size=obj.get("size"),
                             logical=obj.get("logicalType"), precision=obj.get("precision"),
