@@ -392,11 +392,7 @@ def walk_collection(ctx: Ctx, pos, rid, step, width, varint, min_sz):
             if width is not None:
                 ipos = p[cur] + within * width
             else:
-                terms, before = ctx.terminators()
-                ends = terms.take(before.take(p[cur], mode="clip") + within, mode="clip")
-                ipos = np.empty(total, np.int64)
-                ipos[1:] = ends[:-1] + 1
-                ipos[first] = p[act]
+                ipos = _varint_items(ctx, p[act], rid[act], k, first, within)
             q = step(cur, ipos, rid[cur], count[cur] + within)
             p[act] = q[first + k - 1] if width != 0 else p[act]
             count[act] += k
@@ -405,6 +401,28 @@ def walk_collection(ctx: Ctx, pos, rid, step, width, varint, min_sz):
             p[act] = step(act, p[act], rid[act], count[act])
             count[act] += 1
             remaining[act] -= 1
+
+
+def _varint_items(ctx: Ctx, p, r, k, first, within):
+    """Start positions of ``k`` back-to-back varints from each ``p``: item j ends at the j-th
+    byte < 0x80, searched only within the 10·k bytes the items can span (and the payload)."""
+    span = np.maximum(np.minimum(ctx.end[r], p + 10 * k) - p, 0)
+    offs = np.zeros(len(p) + 1, np.int64)
+    np.cumsum(span, out=offs[1:])
+    idx = np.repeat(p - offs[:-1], span) + np.arange(int(offs[-1]), dtype=np.int64)
+    terms = np.flatnonzero(ctx.buf.take(idx, mode="clip") < 0x80)
+    lo = np.searchsorted(terms, offs[:-1])
+    found = np.searchsorted(terms, offs[1:]) - lo
+    short = found < k
+    if short.any():  # fewer varint ends than items: overlong varint or truncated block
+        ctx.fail(r[short], "truncated payload or varint longer than 10 bytes in an array")
+    ends = terms.take(np.repeat(lo, k) + within, mode="clip") + np.repeat(p - offs[:-1], k)
+    ipos = np.empty(len(ends), np.int64)
+    ipos[1:] = ends[:-1] + 1
+    ipos[first] = p
+    if short.any():
+        ipos[np.repeat(short, k)] = ctx.zero
+    return ipos
 
 
 _WIDTH: dict = {}

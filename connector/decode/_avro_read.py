@@ -19,8 +19,6 @@ __all__ = ["Ctx", "read_varint", "read_fixed", "read_bytes", "binary_array", "st
            "decimal_array", "from_numpy"]
 
 PAD = 16
-_K10 = np.arange(10, dtype=np.int64)
-_SHIFT10 = (np.arange(10, dtype=np.uint64) * np.uint64(7))
 _K16 = np.arange(16, dtype=np.int64)
 
 
@@ -38,7 +36,6 @@ class Ctx:
         self.why = np.full(n, None, object)
         self.items = np.zeros(n, np.int64)
         self.cap_items = cap_items
-        self._terms = None
 
     def fail(self, rid: np.ndarray, why: str) -> None:
         """Mark rows failed (first reason wins)."""
@@ -57,16 +54,6 @@ class Ctx:
         """A read may not end past its payload."""
         self.check(newpos, rid, newpos > self.end[rid], "truncated payload")
 
-    def terminators(self) -> tuple[np.ndarray, np.ndarray]:
-        """Positions of bytes < 0x80 (varint ends) and, per byte, how many come before it."""
-        if self._terms is None:
-            t = self.buf < 0x80
-            pos = np.flatnonzero(t)
-            before = np.zeros(len(self.buf) + 1, np.int64)
-            np.cumsum(t, out=before[1:])
-            self._terms = (pos, before)
-        return self._terms
-
 
 def read_varint(ctx: Ctx, pos: np.ndarray, rid: np.ndarray, is_int: bool = False):
     """Zigzag varints at ``pos`` → (int64 values, new positions). Validates length (≤ 10
@@ -74,25 +61,28 @@ def read_varint(ctx: Ctx, pos: np.ndarray, rid: np.ndarray, is_int: bool = False
     reads 0."""
     buf = ctx.buf
     b0 = buf.take(pos, mode="clip")
-    u = b0.astype(np.uint64)
+    u = (b0 & 0x7F).astype(np.uint64)
     newpos = pos + 1
-    multi = np.flatnonzero(b0 >= 0x80)
+    idx = np.flatnonzero(b0 >= 0x80)  # cursors whose varint goes on: usually few, shrinking
     bad = None
     why = "truncated payload"
-    if len(multi):
-        mp = pos[multi]
-        mat = buf.take(mp[:, None] + _K10, mode="clip")
-        term = mat < 0x80
-        ln = term.argmax(1) + 1
-        low = (mat & 0x7F).astype(np.uint64) << _SHIFT10
-        low[_K10[None, :] >= ln[:, None]] = 0
-        u[multi] = np.bitwise_or.reduce(low, axis=1)
-        newpos[multi] = mp + ln
-        over = ~term.any(1) | ((ln == 10) & (mat[:, 9] > 1))
-        if over.any():
-            bad = np.zeros(len(pos), bool)
-            bad[multi[over]] = True
-            why = "varint longer than 10 bytes or beyond 64 bits"
+    for k in range(1, 10):
+        if not len(idx):
+            break
+        bk = buf.take(pos[idx] + k, mode="clip")
+        u[idx] |= (bk & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        newpos[idx] += 1
+        if k == 9:
+            over = idx[bk > 1]  # a 10th byte above 1 overflows 64 bits
+            if len(over):
+                bad = np.zeros(len(pos), bool)
+                bad[over] = True
+        idx = idx[bk >= 0x80]
+    if len(idx):  # still going after 10 bytes
+        bad = np.zeros(len(pos), bool) if bad is None else bad
+        bad[idx] = True
+    if bad is not None:
+        why = "varint longer than 10 bytes or beyond 64 bits"
     if is_int:
         big = u >= np.uint64(1 << 32)
         if big.any():
