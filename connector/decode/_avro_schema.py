@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from connector.errors import SchemaMappingError
 
-__all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "strip_logical", "default_value"]
+__all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "default_value"]
 
 PRIMITIVES = frozenset(["null", "boolean", "int", "long", "float", "double", "bytes", "string"])
 TS_UTC = pa.timestamp("us", tz="UTC")
@@ -255,28 +255,6 @@ def arrow_type_of(n: Node) -> pa.DataType:
         t = _scalar_type(n)
     n.arrow = t
     return t
-
-
-_KEEP_LOGICAL = frozenset(["decimal"])
-
-
-def strip_logical(obj: Any) -> Any:
-    """Schema JSON with logical types removed except decimal.
-
-    Both decoders (polars and fastavro) then return raw ints/strings for dates, times and
-    timestamps, which this package converts with the *reader's* logical type: the fast and
-    reference paths agree by construction.
-    """
-    if isinstance(obj, list):
-        return [strip_logical(x) for x in obj]
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if k == "logicalType" and v not in _KEEP_LOGICAL:
-                continue
-            out[k] = strip_logical(v) if k in ("type", "items", "values", "fields") else v
-        return out
-    return obj
 
 
 def _bytes_default(v: Any) -> bytes:

@@ -133,7 +133,11 @@ def ref_decode(schema, data: bytes, *, refs=(), cap_items=1_000_000, names=None)
                 raise RefError("bool")
             return v == 1
         if t in ("int", "long"):
-            return r.varint(is_int=t == "int")
+            v = r.varint(is_int=t == "int")
+            if t == "long" and lg in ("timestamp-millis", "local-timestamp-millis") and \
+                    abs(v) > (2**63 - 1) // 1000:
+                raise RefError("timestamp beyond microseconds")
+            return v
         if t == "float":
             return struct.unpack("<f", r.take(4))[0]
         if t == "double":
