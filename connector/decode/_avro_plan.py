@@ -350,10 +350,10 @@ def walk_collection(ctx: Ctx, pos, rid, step, width, varint, min_sz):
     p = pos.copy()
     count = np.zeros(m, np.int64)
     remaining = np.zeros(m, np.int64)
-    live = np.ones(m, bool)
+    live = np.arange(m, dtype=np.int64)  # cursors still in their collection: shrinks per wave
     cap = ctx.cap_items
-    while True:
-        need = np.flatnonzero(live & (remaining == 0))
+    while len(live):
+        need = live[remaining[live] == 0]
         if len(need):
             r = rid[need]
             cnt, q = read_varint(ctx, p[need], r)
@@ -374,15 +374,14 @@ def walk_collection(ctx: Ctx, pos, rid, step, width, varint, min_sz):
                 cnt = np.where(over, 0, cnt)
             p[need] = q
             remaining[need] = cnt
-            live[need[cnt == 0]] = False
-        act = np.flatnonzero(live)
-        if len(act):
-            dead = ctx.dead[rid[act]]
+            live = live[remaining[live] > 0]
+        if len(live):
+            dead = ctx.dead[rid[live]]
             if dead.any():
-                live[act[dead]] = False
-                act = act[~dead]
-        if not len(act):
-            return p, count
+                live = live[~dead]
+        if not len(live):
+            break
+        act = live
         if width is not None or varint:
             k = remaining[act]
             total = int(k.sum())
@@ -394,13 +393,15 @@ def walk_collection(ctx: Ctx, pos, rid, step, width, varint, min_sz):
             else:
                 ipos = _varint_items(ctx, p[act], rid[act], k, first, within)
             q = step(cur, ipos, rid[cur], count[cur] + within)
-            p[act] = q[first + k - 1] if width != 0 else p[act]
+            if width != 0:
+                p[act] = q[first + k - 1]
             count[act] += k
             remaining[act] = 0
         else:
             p[act] = step(act, p[act], rid[act], count[act])
             count[act] += 1
             remaining[act] -= 1
+    return p, count
 
 
 def _varint_items(ctx: Ctx, p, r, k, first, within):
