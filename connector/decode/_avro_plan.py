@@ -10,6 +10,12 @@ still-active cursor. The plan mirrors the reader tree, which is finite (recursio
 ``parse_avro``); data the reader does not keep is skipped over the uncut writer graph with a
 nesting cap, so Python recursion is bounded by the schema and :data:`MAX_NESTING`, never by
 the data.
+
+Known limits: a writer union branch whose record the reader's cut removed from a union with
+other non-null branches has no reader branch, so rows using it at the cut depth are row errors
+(a ``["null", T]`` union at the cut is dropped as a whole and is skipped fine). The collection
+cap (``max_collection_items``) counts all items of one record, as the old guard did; a group of
+many rows each at the cap of zero-byte items (``null``) still materialises them.
 """
 from __future__ import annotations
 
