@@ -122,10 +122,8 @@ def _gather(ctx: Ctx, starts: np.ndarray, lens: np.ndarray):
     np.cumsum(lens, out=offs[1:])
     total = int(offs[-1])
     if total:
-        # int32 positions when they fit (binary arrays' offsets are int32 anyway): less traffic
-        it = np.int32 if len(ctx.buf) < 2**31 - 1 else np.int64
-        idx = np.repeat((starts - offs[:-1]).astype(it), lens)
-        idx += np.arange(total, dtype=it)
+        idx = np.repeat(starts - offs[:-1], lens)  # int64: numpy's take converts int32 anyway
+        idx += np.arange(total, dtype=np.int64)
         data = ctx.buf.take(idx, mode="clip")
     else:
         data = np.zeros(0, np.uint8)
