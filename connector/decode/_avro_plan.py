@@ -156,20 +156,24 @@ class NumPlan(Plan):
         else:
             mat, p = read_fixed(ctx, pos, rid, self.width)
             raw = mat.view("<f4" if self.width == 4 else "<f8").ravel()
+        with np.errstate(all="ignore"):  # float32 signalling NaNs widen to quiet NaNs
+            return self._convert(ctx, raw, rid), p
+
+    def _convert(self, ctx, raw, rid):
         r, typ = self.r, self.typ
         if r.kind == "int":
-            return from_numpy(raw.astype(np.int32), typ), p
+            return from_numpy(raw.astype(np.int32), typ)
         if r.kind == "float":
-            return from_numpy(raw.astype(np.float32), typ), p
+            return from_numpy(raw.astype(np.float32), typ)
         if r.kind == "double":
-            return from_numpy(raw.astype(np.float64), typ), p
+            return from_numpy(raw.astype(np.float64), typ)
         if pa.types.is_timestamp(typ) and r.logical and r.logical.endswith("millis"):
             bad = np.abs(raw) > _I64_MS
             if bad.any():
                 ctx.fail(rid[bad], "timestamp in milliseconds beyond the microsecond range")
                 raw = np.where(bad, 0, raw)
             raw = raw * 1000
-        return from_numpy(raw.astype(np.int64), typ), p
+        return from_numpy(raw.astype(np.int64), typ)
 
 
 class BytesPlan(Plan):
