@@ -14,8 +14,6 @@ import json
 
 import fastavro
 import pyarrow as pa
-from registry import Schema, SchemaType
-from wireformat import encode_frame
 
 from benchmarks.decode_bench import AVRO as FLAT
 from benchmarks.decode_bench import Spec, confluent_loop, median_rate, our_path
@@ -23,6 +21,8 @@ from benchmarks.decode_bench import records as flat_records
 from benchmarks.wide_bench import avro_schema as wide_schema
 from benchmarks.wide_bench import records as wide_records
 from connector.decode import DecodeOptions, build_decoder
+from registry import Schema, SchemaType
+from wireformat import encode_frame
 
 ROW = {"type": "record", "name": "Value", "namespace": "dbserver1.inventory.customers", "fields": [
     {"name": "id", "type": "int"}, {"name": "first_name", "type": "string"},

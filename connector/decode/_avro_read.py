@@ -15,8 +15,16 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Ctx", "read_varint", "read_fixed", "read_bytes", "binary_array", "string_array",
-           "decimal_array", "from_numpy"]
+__all__ = [
+    "Ctx",
+    "binary_array",
+    "decimal_array",
+    "from_numpy",
+    "read_bytes",
+    "read_fixed",
+    "read_varint",
+    "string_array",
+]
 
 PAD = 16
 _K16 = np.arange(16, dtype=np.int64)
@@ -130,7 +138,10 @@ def _gather(ctx: Ctx, starts: np.ndarray, lens: np.ndarray):
     return offs, data
 
 
-def binary_array(ctx: Ctx, starts, lens, typ=pa.binary()) -> pa.Array:
+_BINARY = pa.binary()
+
+
+def binary_array(ctx: Ctx, starts, lens, typ=_BINARY) -> pa.Array:
     offs, data = _gather(ctx, starts, lens)
     return pa.Array.from_buffers(typ, len(starts), [None, pa.py_buffer(offs.astype(np.int32)),
                                                     pa.py_buffer(data)])

@@ -13,8 +13,15 @@ from hypothesis import strategies as st
 from connector.decode import DecodeOptions
 from connector.decode._avro import AvroCodec
 from connector.decode._avro_schema import arrow_type_of
-from tests.unit.decode.test_avro_reference import (Names, encode, expected, raw_pylist, reader_tree,
-                                                   same, values)
+from tests.unit.decode.test_avro_reference import (
+    Names,
+    encode,
+    expected,
+    raw_pylist,
+    reader_tree,
+    same,
+    values,
+)
 
 
 def engine(writer, payloads, reader=None, *, refs=(), max_depth=0, **opts):
@@ -197,7 +204,7 @@ R1 = {"type": "record", "name": "User", "namespace": "v2", "fields": [
 
 
 def test_evolution_promotes_renames_defaults_and_skips():
-    v = {"id": 5, "score": 1.5, "n": 2**40, "s": "héllo", "b": "b".encode(),
+    v = {"id": 5, "score": 1.5, "n": 2**40, "s": "héllo", "b": b"b",
          "gone": [[("k", (1, {"q": "skip me"})), ("j", (2, "x"))], []],
          "old_name": (1, 9), "kind": "NEW", "w": {"q": "keep"}}
     v2 = dict(v, kind="B", old_name=(0, None), gone=[])

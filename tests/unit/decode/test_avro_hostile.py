@@ -13,9 +13,25 @@ from hypothesis import strategies as st
 
 from connector.decode import DecodeOptions, build_decoder
 from tests.unit.decode.decode_helpers import Spec, binary
-from tests.unit.decode.test_avro_engine import FLAT, LOGICAL, NESTED, TREE, UNIONS, engine
-from tests.unit.decode.test_avro_reference import (Names, RefError, encode, expected, raw_pylist,
-                                                   ref_decode, reader_tree, same, values)
+from tests.unit.decode.test_avro_engine import (
+    FLAT,
+    LOGICAL,
+    NESTED,
+    TREE,
+    UNIONS,
+    engine,
+)
+from tests.unit.decode.test_avro_reference import (
+    Names,
+    RefError,
+    encode,
+    expected,
+    raw_pylist,
+    reader_tree,
+    ref_decode,
+    same,
+    values,
+)
 
 LONG = {"type": "record", "name": "L", "fields": [{"name": "n", "type": "long"}]}
 INT = {"type": "record", "name": "I", "fields": [{"name": "n", "type": "int"}]}
