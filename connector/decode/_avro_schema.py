@@ -50,7 +50,7 @@ class Node:
     """One Avro type, with named references expanded (recursion cut or refused)."""
 
     __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
-                 "size", "precision", "scale", "arrow", "enum_default")
+                 "size", "precision", "scale", "arrow", "enum_default", "memo")
 
     def __init__(self, kind, **kw):
         self.kind = kind
@@ -66,6 +66,7 @@ class Node:
         self.scale = kw.get("scale", 0)
         self.enum_default = kw.get("enum_default")
         self.arrow = None
+        self.memo = {}  # per-node caches of the Avro engine (encoded widths)
 
     @property
     def nonnull(self) -> tuple:

@@ -100,16 +100,11 @@ def _varint_items(ctx: Ctx, p, r, k, first, within):
     return ipos
 
 
-_WIDTH: dict = {}
-_MIN: dict = {}
-
-
 def skip_width(w: Node):
-    """Constant encoded size of a writer type, or None."""
-    key = id(w)
-    if key in _WIDTH:
-        return _WIDTH[key][1]
-    _WIDTH[key] = (w, None)  # cycles are variable-sized
+    """Constant encoded size of a writer type, or None (cached on the node)."""
+    if "width" in w.memo:
+        return w.memo["width"]
+    w.memo["width"] = None  # cycles are variable-sized
     k = w.kind
     wd = {"null": 0, "boolean": 1, "float": 4, "double": 8}.get(k)
     if k == "fixed":
@@ -117,20 +112,19 @@ def skip_width(w: Node):
     elif k == "record":
         ws = [skip_width(f.type) for f in w.fields]
         wd = None if None in ws else sum(ws)
-    _WIDTH[key] = (w, wd)  # keeps w alive so its id is never reused
+    w.memo["width"] = wd
     return wd
 
 
 def min_size(w: Node) -> int:
-    key = id(w)
-    if key in _MIN:
-        return _MIN[key][1]
-    _MIN[key] = (w, 0)
-    k = w.kind
+    """Smallest encoded size of a writer type (0 for null and records of nulls)."""
+    if "min" in w.memo:
+        return w.memo["min"]
+    w.memo["min"] = 0
     v = skip_width(w)
     if v is None:
-        v = sum(min_size(f.type) for f in w.fields) if k == "record" else 1
-    _MIN[key] = (w, v)
+        v = sum(min_size(f.type) for f in w.fields) if w.kind == "record" else 1
+    w.memo["min"] = v
     return v
 
 
