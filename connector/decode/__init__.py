@@ -21,10 +21,11 @@ Decisions (details in each module's table):
 - Bad payloads and bad *writer* schemas never raise: those rows get error text naming the
   schema id ("avro decode failed for schema id 7: ..."), so PERMISSIVE reads go on. A bad
   *reader* schema raises :class:`connector.errors.SchemaMappingError` at planning time.
-- The Avro fast path (polars over one in-memory container block) checks every record's
-  canonical encoded size against its payload length, so a malformed payload never shifts
-  its neighbours; like Java's reader it is lenient on invalid single bytes inside a record
-  whose size is right (boolean byte ≠ 0/1, out-of-range union index).
+- Avro is decoded by one vectorized engine (``_avro_plan``) for the whole spec: union members
+  come from the encoded branch index; each record must end exactly at its payload's end;
+  overlong/overflowing varints, ints beyond 32 bits, booleans ≠ 0/1, invalid UTF-8,
+  out-of-range union/enum indexes and decimals beyond their precision are row errors; a bad
+  payload never shifts its neighbours.
 
 Examples
 --------

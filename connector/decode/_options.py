@@ -30,8 +30,9 @@ class DecodeOptions:
     protobuf_message : str or None
         Protobuf message (full or simple name) to read when the reader schema does not name one.
     fast_path : bool
-        Use the vectorized paths (polars for Avro, pyarrow.json for JSON); False forces the
-        per-record reference paths (used by equivalence tests).
+        Use the vectorized paths (pyarrow.json for JSON); False forces the per-record
+        reference paths (used by equivalence tests). No effect on Avro: its one engine is
+        vectorized and covers the whole spec.
     evolution : str
         Fields a writer has and the reader lacks: ``"none"`` (dropped), ``"rescue"`` (JSON in
         ``DecodeResult.rescued``) or ``"failOnNewFields"`` (decode raises
