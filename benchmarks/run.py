@@ -16,6 +16,9 @@ Sections (each reuses the scripts beside it):
 3. ``spark``: ``format("asyncapi-kafka")`` → noop sink vs a raw consume loop on the same mock
    broker; the ``from_registry`` column function vs the decode path alone.
 4. ``memory``: peak RSS of the executor read path over 100k vs 1M-record partitions (tansu).
+5. ``corpus``: every schema of ``benchmarks/corpus`` (real-world shapes: Debezium, Hudi,
+   CloudEvents, OTLP, GitHub webhooks...) against the per-record loop, one ratio per schema
+   (``corpus_bench``).
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -34,7 +37,7 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory")
+SECTIONS = ("decode", "scaling", "spark", "memory", "corpus")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -136,6 +139,13 @@ def run_memory(quick: bool, memory: dict) -> None:
     memory.update(memory_bench.measure((100_000, 300_000) if quick else (100_000, 1_000_000)))
 
 
+def run_corpus(quick: bool, rows: list) -> None:
+    from benchmarks import corpus_bench
+
+    corpus_bench.header()
+    rows.extend(corpus_bench.run(quick))
+
+
 def _ratio(key: str, rates: dict) -> str:
     for prefix, base in sorted(BASELINES.items(), key=lambda kv: -len(kv[0])):
         if key.startswith(prefix):
@@ -145,7 +155,7 @@ def _ratio(key: str, rates: dict) -> str:
     return ""
 
 
-def goals(rates: dict, memory: dict) -> list[dict]:
+def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
     out = []
 
     def ratio_goal(label, ours, base, want, absolute=None):
@@ -172,6 +182,14 @@ def goals(rates: dict, memory: dict) -> list[dict]:
                     "detail": f"{s['rss_peak_kb'] / 1024:.0f} MiB -> {b['rss_peak_kb'] / 1024:.0f} MiB ({r:.2f}x)"})
     else:
         out.append({"goal": "Worker memory flat in partition size", "verdict": "NOT MEASURED", "value": None})
+    for fmt, want in (("avro", 10), ("json", 3), ("protobuf", 5)):
+        rs = [r for r in corpus or () if r["format"] == fmt]
+        if not rs:
+            continue
+        ok = sum(r["verdict"] == "PASS" for r in rs)
+        out.append({"goal": f"Corpus {fmt}: every schema >= {want}x its per-record loop", "value": ok,
+                    "verdict": "PASS" if ok == len(rs) else "FALL SHORT",
+                    "detail": f"{ok}/{len(rs)} schemas (per-schema table above)"})
     return out
 
 
@@ -203,8 +221,10 @@ def main(argv=None) -> int:
     rates: dict[str, float] = {}
     memory: dict[int, dict] = {}
     errors: dict[str, str] = {}
+    corpus: list[dict] = []
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
-             "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory)}
+             "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
+             "corpus": lambda: run_corpus(args.quick, corpus)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
@@ -237,15 +257,22 @@ def main(argv=None) -> int:
     if len(schemas) > 1:
         print(f"Scaling with writer schemas: {rates[schemas[-1]] / rates[schemas[0]]:.2f}x records/s with the "
               "most vs 1 distinct schema id (1.0 = flat)")
+    if corpus:
+        from benchmarks import corpus_bench
+        print("\nCorpus (records/s, medians of 3; baselines measured in this run):")
+        corpus_bench.header()
+        for r in corpus:
+            corpus_bench._print_row(r)
+        corpus_bench.summary(corpus)
     print("\nGoals:")
-    verdicts = goals(rates, memory)
+    verdicts = goals(rates, memory, corpus)
     for g in verdicts:
         print(f"  [{g['verdict']}] {g['goal']}" + (f": {g['detail']}" if g.get("detail") else ""))
     for name, err in errors.items():
         print(f"  (section {name} failed: {err})")
     result = {"quick": args.quick, "machine": machine, "load_average_start": load_start,
               "load_average_end": load_end, "seconds": round(elapsed, 1), "records_per_second": rates,
-              "memory": {str(k): v for k, v in memory.items()}, "goals": verdicts, "errors": errors,
+              "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "goals": verdicts, "errors": errors,
               "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
         with open(args.out, "w") as f:
