@@ -23,12 +23,12 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import pyarrow as pa  # noqa: E402
-from wireformat import parse_frames  # noqa: E402
+import pyarrow as pa
 
-from benchmarks.corpus._gen import cases, generate  # noqa: E402
-from benchmarks.decode_bench import median_rate  # noqa: E402
-from connector.decode import build_decoder  # noqa: E402
+from benchmarks.corpus._gen import cases, generate
+from benchmarks.decode_bench import median_rate
+from connector.decode import build_decoder
+from wireformat import parse_frames
 
 GOALS = {"avro": 10.0, "json": 3.0, "protobuf": 5.0}
 BASELINE_NAME = {"avro": "confluent AvroDeserializer loop", "json": "json.loads loop (dicts)",
@@ -57,8 +57,8 @@ def _baseline(case, framed, sid):
         head = b"\x00" + cid.to_bytes(4, "big")
         deser = AvroDeserializer(client)
         return lambda part: [deser(head + v[5:], ctx) for v in part]
-    from google.protobuf import message_factory
     from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from google.protobuf import message_factory
 
     from connector.decode._protobuf_schema import compile_proto
     compiled = compile_proto(case.text, ())

@@ -281,7 +281,7 @@ def _predecoded(doc_path: str, topic: str) -> str:
 
     ds = AsyncApiKafkaDataSource({"asyncapi": doc_path, "channel": "orders"})
     reader = ds.reader(ds.schema())
-    part = [p for p in reader.partitions() if p.topic == topic and p.partition == 0][0]
+    part = next(p for p in reader.partitions() if p.topic == topic and p.partition == 0)
     batches = list(reader.read(part))
     fd, path = tempfile.mkstemp(suffix=".arrow")
     os.close(fd)

@@ -43,10 +43,10 @@ from typing import Any
 
 import fastavro
 import pyarrow as pa
-from registry import Schema, SchemaType
-from wireformat import encode_frame, encode_protobuf_indexes
 
 from connector.decode import DecodeOptions
+from registry import Schema, SchemaType
+from wireformat import encode_frame, encode_protobuf_indexes
 
 HERE = Path(__file__).parent
 UTC = dt.timezone.utc
@@ -153,10 +153,10 @@ def same(a, b) -> bool:
     if isinstance(b, JsonText):
         return b == a
     if isinstance(b, Unordered) and isinstance(a, list):
-        key = lambda kv: repr(kv[0])  # noqa: E731
+        key = lambda kv: repr(kv[0])
         return same(sorted(a, key=key), sorted(b, key=key))
     if isinstance(a, float) and isinstance(b, float):
-        return (a != a and b != b) or a == b and math.copysign(1, a) == math.copysign(1, b)
+        return (math.isnan(a) and math.isnan(b)) or a == b and math.copysign(1, a) == math.copysign(1, b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -228,7 +228,7 @@ class Rand:
 
     def double(self, nan=True):
         v = self.pick(DOUBLES) if self.chance(0.5) else self.r.uniform(-1e6, 1e6)
-        return 1.0 if (not nan and (v != v or math.isinf(v))) else v
+        return 1.0 if (not nan and (math.isnan(v) or math.isinf(v))) else v
 
     def float32(self):
         return f32(self.pick(FLOATS) if self.chance(0.5) else self.r.uniform(-1e4, 1e4))
@@ -462,7 +462,7 @@ class ProtoGen:
 
     def fill(self, msg) -> dict:
         """Fill ``msg`` randomly; return the expected decoded struct."""
-        FD, rnd = self.FD, self.rnd
+        rnd = self.rnd
         desc = msg.DESCRIPTOR
         self.depth[desc.full_name] = self.depth.get(desc.full_name, 0) + 1
         try:
@@ -799,7 +799,7 @@ def generate(case: Case, n: int, *, seed: int = 0, schema_id: int = 1) -> Batch:
     return Batch(pa.array(framed, pa.binary()), expected, {schema_id: schema}, framed, docs)
 
 
-__all__ = ["Case", "Batch", "Spec", "JsonText", "cases", "generate", "same", "project", "b64"]
+__all__ = ["Batch", "Case", "JsonText", "Spec", "b64", "cases", "generate", "project", "same"]
 
 
 def b64(b: bytes) -> str:  # for readable failure messages

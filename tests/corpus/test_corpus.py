@@ -12,10 +12,10 @@ import json
 
 import fastavro
 import pytest
-from wireformat import parse_frames
 
 from benchmarks.corpus._gen import _strip_for_fastavro, cases, generate, project, same
 from connector.decode import build_decoder
+from wireformat import parse_frames
 
 N = 200  # records per schema and seed; the whole file stays well under a minute
 
