@@ -279,13 +279,9 @@ class PtarsEngine:
         for field in t:
             f = by_name[field.name]
             out.append(self._field(kids[field.name], f, field.type, rows, ctx))
-        present = {field.name for field in t}
-        for f in desc.fields:  # fields below the recursion cut must be empty
-            if f.name not in present and f.name in kids:
-                has = _present(kids[f.name])
-                if has.any():
-                    ctx.error(rows[has], "data nested deeper than the recursion depth "
-                                         f"(max_recursion_depth) in field {desc.full_name}.{f.name}")
+        # Fields below the recursion cut are dropped, as documented for recursionDepth and as
+        # Spark's from_protobuf (recursive.fields.max.depth) and our Avro and JSON decoders do;
+        # nesting beyond the hard cap (MAX_DEPTH) is still a row error (the wire check).
         for o in desc.oneofs:
             members = [kids[f.name] for f in o.fields if f.name in kids]
             members = [m for m in members if m.null_count < len(m)]
@@ -296,7 +292,12 @@ class PtarsEngine:
                 ctx.redo[rows[count > 1]] = True
         mask = None if valid is None else pc.invert(valid)
         if not len(t):
-            return pa.StructArray.from_arrays([], fields=[], mask=mask) if len(rows) else pa.array([], t)
+            # from_arrays cannot tell the length of a struct without children: build it whole
+            validity = None if mask is None else pc.invert(mask)
+            if validity is not None and (validity.offset or validity.null_count):
+                validity = pa.array(validity.to_numpy(zero_copy_only=False))
+            return pa.Array.from_buffers(t, len(rows), [None if validity is None else validity.buffers()[1]],
+                                         null_count=-1 if validity is not None else 0)
         return pa.StructArray.from_arrays(out, fields=list(t), mask=mask)
 
     def _nested(self, arr: pa.BinaryArray, desc, rows, ctx):

@@ -258,11 +258,12 @@ class ProtoCodec:
             return pa.array([None if mask is not None and mask[i] else dump(m)
                              for i, m in enumerate(msgs)], t)
         children = [self._field(msgs, desc.fields_by_name[field.name], field.type) for field in t]
-        if len(desc.fields) != len(t):
-            _refuse_cut_data(msgs, desc, t)
+        # Fields below the recursion cut are dropped (recursionDepth, as in Spark's from_protobuf).
         amask = pa.array(mask) if mask is not None else None
-        if not children:
-            return pa.StructArray.from_arrays([], fields=[], mask=amask) if n else pa.array([], t)
+        if not children:  # from_arrays cannot tell the length of a struct without children
+            valid = None if mask is None else pa.array(~np.asarray(mask, bool))
+            return pa.Array.from_buffers(t, n, [None if valid is None else valid.buffers()[1]],
+                                         null_count=-1 if valid is not None else 0)
         return pa.StructArray.from_arrays(children, fields=list(t), mask=amask)
 
     def _scalars(self, vals: list, f, t: pa.DataType, mask=None) -> pa.Array:
@@ -306,21 +307,6 @@ class ProtoCodec:
         if f.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             return self._values(vals, mask, f.message_type, t)
         return self._scalars(vals, f, t, mask if mask is not None and mask.any() else None)
-
-
-def _refuse_cut_data(msgs: list, desc, t: pa.DataType) -> None:
-    """ValueError when a field cut from the Arrow type by max_recursion_depth holds data."""
-    kept = {f.name for f in t}
-    for f in desc.fields:
-        if f.name in kept:
-            continue
-        if f.is_repeated:
-            has = any(map(len, map(attrgetter(f.name), msgs)))
-        else:
-            has = any(map(methodcaller("HasField", f.name), msgs))
-        if has:
-            raise ValueError(f"data nested deeper than the recursion depth (max_recursion_depth) "
-                             f"in field {f.full_name}")
 
 
 _SECONDS, _NANOS, _VALUE = attrgetter("seconds"), attrgetter("nanos"), attrgetter("value")

@@ -21,15 +21,7 @@ N = 120  # records per schema and seed; the whole file stays well under a minute
 
 # Cases that fail on today's code, one place to delete entries from once the engines that fix
 # them are merged (strict=False: an entry that starts passing is reported, not an error).
-XFAIL: dict[str, str] = {
-    "avro/payment_multi_unions": "union member picked from the Python value, not the encoded "
-                                 "branch index: [string, enum], two enums and [bytes, fixed] land in "
-                                 "the first compatible member (issue 14)",
-    "protobuf/otlp_trace": "recursive message deeper than max_recursion_depth: the group fails with "
-                           "'Mismatching child array lengths' instead of cutting the levels below",
-    "protobuf/google_firestore_document": "recursive Value deeper than max_recursion_depth: 'Mismatching "
-                                          "child array lengths' instead of cutting the levels below",
-}
+XFAIL: dict[str, str] = {}
 
 CASES = cases()
 
