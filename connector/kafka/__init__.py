@@ -3,6 +3,8 @@
 Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_option`,
 :func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`.
 Executors: :func:`read_range` (one offset range to Arrow batches, pooled consumers).
+Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
+:func:`ensure_topics` (``createTopics`` from channel bindings).
 Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuBroker`.
 """
 from ._conf import (
@@ -13,6 +15,7 @@ from ._conf import (
     redact_conf,
     warn_insecure_tls,
 )
+from ._admin import TopicReport, TopicSpec, ensure_topics
 from ._consume import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
@@ -42,6 +45,13 @@ from ._ranges import (
     report_data_loss,
     validate_ranges,
 )
+from ._produce import (
+    DEFAULT_MESSAGE_MAX_BYTES,
+    OWNED_PRODUCER_SETTINGS,
+    BatchProducer,
+    clear_producer_pool,
+    producer_for,
+)
 from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp_results
 from ._tansu import TansuBroker, find_tansu
 
@@ -58,4 +68,6 @@ __all__ = [
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
+    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
+    "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]
