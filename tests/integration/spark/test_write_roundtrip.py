@@ -1,0 +1,104 @@
+"""Sink round trips (issue 16): every payload format × framing written with ``df.write`` and read
+back with the reader, row for row; what the sink writes is read by confluent-kafka's own
+deserializers.
+
+How the sink gets each schema id (the registration modes under test):
+
+================================  =================================================================
+framing                           mode
+================================  =================================================================
+confluent, confluent-guid,        ``auto.register.schemas=true`` against the embedded registry
+header-confluent
+apicurio-new, header-apicurio-    ``auto.register.schemas=true`` through Apicurio's ccompat API (its
+content                           ids are content ids)
+apicurio-legacy, header-apicurio- ``use.schema.id`` = the artifact version's global id (the ccompat
+global                            API does not return global ids)
+glue (and zlib)                   ``use.latest.version=true``: the schema is created in moto's Glue
+                                  first under the topic's name (AWS serializers' naming)
+================================  =================================================================
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.integration.spark import matrix_helpers as mh
+from tests.integration.spark import write_helpers as wh
+from tests.integration.spark.helpers import unique_topic
+
+pytestmark = [pytest.mark.slow, pytest.mark.kafka]
+
+
+@pytest.fixture(scope="module")
+def registry():
+    from registry import RegistryServer
+
+    with RegistryServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def moto_url():
+    pytest.importorskip("boto3")
+    moto_server = pytest.importorskip("moto.server")
+    srv = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=mh.free_port(), verbose=False)
+    srv.start()
+    host, port = srv.get_host_and_port()
+    yield f"http://{host}:{port}"
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def glue_client(moto_url):
+    import boto3
+
+    client = boto3.client("glue", endpoint_url=moto_url, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_registry(RegistryName=mh.GLUE_REGISTRY)
+    return client
+
+
+def _doc(tmp_path, kafka, topic: str, fmt: str, **kw) -> str:
+    path = tmp_path / f"{topic}.json"
+    path.write_text(mh.make_doc(bootstrap=kafka.bootstrap_servers, address=topic, fmt=fmt,
+                                key_schema={"type": "string"}, **kw))
+    return str(path)
+
+
+def _case(name: str, fmt: str, tmp_path, kafka, registry, request):
+    """(doc path, write options, read options) of one framing."""
+    topic = unique_topic(f"write.{name}.{fmt}")
+    if name in ("confluent", "confluent-guid", "header-confluent"):
+        location, encoding = {"confluent": ("payload", "confluent"), "confluent-guid": ("payload", "guid"),
+                              "header-confluent": ("header", None)}[name]
+        doc = _doc(tmp_path, kafka, topic, fmt, registry_url=registry.url, location=location, encoding=encoding)
+        return topic, doc, {"auto.register.schemas": "true"}, {}
+    if name.startswith("glue"):
+        moto_url = request.getfixturevalue("moto_url")
+        glue = request.getfixturevalue("glue_client")
+        text = json.dumps(mh.DOC_SCHEMAS[fmt]) if fmt != "protobuf" else mh.ORDER_PROTO
+        glue.create_schema(RegistryId={"RegistryName": mh.GLUE_REGISTRY}, SchemaName=topic,
+                           DataFormat=mh.REGISTRY_TYPES[fmt], Compatibility="NONE", SchemaDefinition=text)
+        doc = _doc(tmp_path, kafka, topic, fmt, registry_url=moto_url, vendor="aws-glue")
+        opts = dict(mh.glue_options(moto_url), **{"use.latest.version": "true"})
+        if name == "glue-zlib":
+            opts["glue.compression"] = "zlib"
+        return topic, doc, opts, mh.glue_options(moto_url)
+    location = "header" if name.startswith("header-") else "payload"
+    encoding = "apicurio-new" if name in ("apicurio-new", "header-apicurio-content") else "apicurio-legacy"
+    doc = _doc(tmp_path, kafka, topic, fmt, registry_url=registry.url, vendor="apicurio", location=location,
+               encoding=encoding)
+    if encoding == "apicurio-new":
+        return topic, doc, {"auto.register.schemas": "true"}, {}
+    registry.register(f"{topic}-other", json.dumps({"type": "record", "name": "X", "fields": []}))
+    registry.register(f"{topic}-value", json.dumps(mh.DOC_SCHEMAS[fmt]), mh.REGISTRY_TYPES[fmt])
+    return topic, doc, {"use.schema.id": str(registry.global_id_of(f"{topic}-value", 1))}, {}
+
+
+@pytest.mark.parametrize("name", mh.ALL_CASES)
+def test_write_then_read_matrix(spark, kafka, registry, tmp_path, request, name):
+    framing, fmt = name.rsplit("-", 1)
+    topic, doc, wopts, ropts = _case(framing, fmt, tmp_path, kafka, registry, request)
+    wh.write(wh.frame(spark, fmt), doc, **wopts)
+    wh.check_read_back(wh.read(spark, doc, includeHeaders="true", **ropts), fmt)
