@@ -16,7 +16,8 @@ def encode_avro(node, values: pa.Array, fast: bool = True):
         except ImportError:
             encode_vectorized = None
         if encode_vectorized is not None:
-            return encode_vectorized(node, values)
+            payloads, errors = encode_vectorized(node, values)
+            return payloads, [None if e is None else f"avro encode failed: {e}" for e in errors]
     return encode_reference(node, values)
 
 

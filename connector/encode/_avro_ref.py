@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import struct
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 
 from connector.decode._avro_schema import Node, union_kind
 
@@ -27,6 +27,7 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _EPOCH_NTZ = dt.datetime(1970, 1, 1)
 _DAY0 = dt.date(1970, 1, 1)
 _US = dt.timedelta(microseconds=1)
+_WIDE = Context(prec=100)  # exact for any decimal128 (the default context rounds at 28 digits)
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -67,8 +68,8 @@ def unscaled(v, scale: int, precision: int | None, path: str) -> int:
     """The unscaled integer of a decimal, checked against the schema's precision and scale."""
     try:
         d = v if isinstance(v, Decimal) else Decimal(v)
-        u = d.scaleb(scale)
-        if u != u.to_integral_value():
+        u = d.scaleb(scale, _WIDE)
+        if u != u.to_integral_value(context=_WIDE):
             raise RowError(f"{path}: decimal {v} has more than {scale} fraction digits")
         u = int(u)
     except (InvalidOperation, TypeError, ValueError) as e:
@@ -176,7 +177,7 @@ def _union(n: Node, v, out: bytearray, path: str) -> None:
         if v is not None:
             set_ = [i for i in range(len(nn)) if v.get(f"member{i}") is not None]
             if len(set_) > 1:
-                raise RowError(f"{path}: union value sets members {set_}; set exactly one")
+                raise RowError(f"{path}: union value sets several members; set exactly one")
             if set_:
                 b = nn[set_[0]]
                 _zz_varint(br.index(b), out)

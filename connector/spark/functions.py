@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from connector.errors import ConfigError, DecodeError
 
-__all__ = ["from_registry", "schema_id", "strip_header"]
+__all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
 _MODES = ("FAILFAST", "PERMISSIVE")
 _INDEX_FRAMINGS = ("confluent", "confluent-guid", "header-confluent", "auto")
@@ -398,3 +398,192 @@ def schema_id(col, wire_format: str = "auto", *, headers=None):
     7
     """
     return strip_header(col, wire_format, headers=headers)
+
+
+# -- to_registry: the encoding dual of from_registry ----------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _EncodeJob:
+    """Everything a worker needs to encode and frame one batch (picklable)."""
+
+    encoder: Any
+    framing: str
+    schema_id: Any  # int id, or GUID text for GUID framings
+    message_indexes: tuple | None
+    compression: str | None
+    mode: str
+    with_errors: bool
+
+    def run(self, values: pa.Array) -> pa.Array:
+        from wireformat import frame_payloads
+
+        from connector.encode import EncodeError
+
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        res = self.encoder.encode(values)
+        errors = res.errors
+        if self.mode == "FAILFAST" and res.error_count:
+            i = int(np.flatnonzero(pc.is_valid(errors).to_numpy(zero_copy_only=False))[0])
+            raise EncodeError(f"to_registry: row {i} of the batch cannot be encoded: {errors[i].as_py()}. "
+                              "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True "
+                              "(error text per row)")
+        framed = frame_payloads(res.payloads, self.framing, self.schema_id,
+                                message_indexes=list(self.message_indexes) if self.message_indexes else None,
+                                compression=self.compression).values
+        if self.with_errors:
+            return pa.StructArray.from_arrays([framed, errors.cast(pa.string())],
+                                              fields=[pa.field("value", pa.binary()),
+                                                      pa.field("error", pa.string())])
+        return framed
+
+
+_GUID_FRAMINGS = ("confluent-guid", "glue")
+_ID_FRAMINGS = ("confluent", "apicurio-new", "apicurio-legacy", "none")
+
+
+def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_register, use_latest,
+                   normalize):
+    """(schema used to encode, registry Schema or None, id to frame with)."""
+    inline = None
+    if schema is not None:
+        text = schema if isinstance(schema, str) else json.dumps(schema)
+        inline = _Spec((fmt or _guess_format(text)).lower(), text, message)
+    modes = [m for m, on in (("schema_id", sid is not None), ("use_latest_version", use_latest),
+                             ("auto_register", auto_register)) if on]
+    if len(modes) > 1:
+        raise ConfigError(f"to_registry: pick one registration mode, got {modes}")
+    if not modes:
+        raise ConfigError("to_registry needs a registration mode: schema_id=<pinned id>, "
+                          "use_latest_version=True with subject=, or auto_register=True with "
+                          "schema= and subject=")
+    if config is None:
+        raise ConfigError("to_registry needs the registry: pass registry_url= or "
+                          "options={'schema.registry.url': ...}")
+    from registry import client_for
+
+    client = client_for(config)
+    if sid is not None:
+        reg = client.get_schema_by_id(int(sid))
+    elif use_latest:
+        if not subject:
+            raise ConfigError("use_latest_version=True needs subject=")
+        reg = client.get_latest(subject) if version in (None, "latest") else client.get_version(subject, int(version))
+    else:
+        if inline is None or not subject:
+            raise ConfigError("auto_register=True needs schema= (the schema to register) and subject=")
+        new_id = client.register_schema(subject, inline, normalize=normalize)
+        reg = client.get_schema_by_id(new_id)
+    return (inline if inline is not None else reg), reg
+
+
+def to_registry(col, *, schema: str | dict | None = None, subject: str | None = None,
+                schema_id: int | None = None, version: int | str | None = None,
+                use_latest_version: bool = False, auto_register: bool = False,
+                normalize: bool = False, registry_url: str | None = None,
+                options: Mapping[str, str] | None = None, format: str | None = None,  # noqa: A002
+                wire_format: str = "confluent", compression: str | None = None,
+                message: str | None = None, mode: str = "FAILFAST", with_errors: bool = False):
+    """Encode a struct column into schema-registry framed bytes (the dual of :func:`from_registry`).
+
+    The result is a binary column ready for Spark's own ``format("kafka")`` sink (as
+    ``value`` or ``key``) or for files. Encoding is vectorized per Arrow batch
+    (:mod:`connector.encode`), framing is :func:`wireformat.frame_payloads`; the schema and
+    its id are fixed on the driver, once.
+
+    Parameters
+    ----------
+    col : Column or str
+        The struct column to encode (field names matched to the schema; extra or missing
+        fields fail the query with a message naming them). A null row gives a null value
+        (a tombstone).
+    schema : str or dict, optional
+        The writer schema inline: Avro schema JSON, JSON Schema text or ``.proto`` source.
+        Required with ``auto_register``; otherwise the registry's schema is used.
+    subject, version : optional
+        The subject to register under (``auto_register``) or to read the latest (or given)
+        version of (``use_latest_version``).
+    schema_id : int, optional
+        Pinned schema id (confluent-kafka's ``use.schema.id``): encode with that schema and
+        frame with that id.
+    use_latest_version : bool
+        Encode with the subject's latest version (confluent-kafka's ``use.latest.version``).
+    auto_register : bool
+        Register ``schema`` under ``subject`` if absent (``auto.register.schemas``); an
+        incompatible schema fails here, on the driver
+        (:class:`registry.IncompatibleSchemaError`), not per record.
+    normalize : bool
+        Ask the registry to normalize the schema when registering (``normalize.schemas``).
+    registry_url, options :
+        The registry (``schema.registry.*`` settings), as for :func:`from_registry`.
+    format : {"avro", "json", "protobuf"}, optional
+        Format of an inline ``schema`` (guessed from its text when omitted).
+    wire_format : str
+        ``"confluent"`` (default), ``"confluent-guid"``, ``"glue"``, ``"apicurio-new"``
+        (content id = the Confluent-API id), ``"apicurio-legacy"`` (with ``schema_id`` the
+        global id to write) or ``"none"``. Header framings are not available here: the id
+        would travel in Kafka headers (use the ``asyncapi-kafka`` sink).
+    compression : {None, "zlib"}
+        Glue only.
+    message : str, optional
+        Protobuf: the message to write when the ``.proto`` holds several.
+    mode : {"FAILFAST", "PERMISSIVE"}
+        FAILFAST raises :class:`connector.encode.EncodeError` naming the row and the cause
+        (a value the schema cannot hold); PERMISSIVE gives null for such rows.
+    with_errors : bool
+        Return ``struct<value: binary, error: string>`` (implies PERMISSIVE).
+
+    Returns
+    -------
+    Column
+        Binary (or ``struct<value, error>`` with ``with_errors``).
+
+    Examples
+    --------
+    >>> from connector.spark.functions import to_registry, from_registry
+    >>> schema = '{"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}]}'
+    >>> df = spark.createDataFrame([(5,)], "n long").selectExpr("struct(n) AS v")  # doctest: +SKIP
+    >>> out = df.select(to_registry("v", schema=schema, subject="r-value", auto_register=True,
+    ...                             registry_url=url).alias("value"))  # doctest: +SKIP
+    >>> out.select(from_registry("value", schema=schema, registry_url=url).n).first()[0]  # doctest: +SKIP
+    5
+    """
+    from connector.encode import EncodeOptions, build_encoder
+
+    mode = str(mode).upper()
+    if mode not in _MODES:
+        raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    framing = _framing_of(wire_format, None)
+    if framing == "auto" or framing.startswith("header-"):
+        raise ConfigError(f"to_registry cannot write wire_format {framing!r}: pick confluent, "
+                          "confluent-guid, glue, apicurio-new, apicurio-legacy or none")
+    if compression not in (None, "none") and framing != "glue":
+        raise ConfigError("compression applies only to wire_format='glue'")
+    config = _registry_config(options, registry_url)
+    used, reg = _writer_schema(schema, format, message, subject, schema_id, version, config,
+                               auto_register, use_latest_version, normalize)
+    encoder = build_encoder(used, fmt=format, options=EncodeOptions(format=format, protobuf_message=message))
+    if framing in _GUID_FRAMINGS:
+        if not reg.guid:
+            raise ConfigError(f"wire_format {framing!r} needs the schema's GUID, which this registry "
+                              "does not give")
+        frame_id = reg.guid
+    elif framing == "apicurio-legacy":
+        frame_id = int(schema_id) if schema_id is not None else int(reg.id)
+    else:
+        frame_id = int(reg.id)
+    indexes = tuple(encoder.message_indexes) if encoder.message_indexes and \
+        framing in ("confluent", "confluent-guid", "apicurio-new", "apicurio-legacy") else None
+    if with_errors:
+        mode = "PERMISSIVE"
+    job = _EncodeJob(encoder=encoder, framing=framing, schema_id=frame_id, message_indexes=indexes,
+                     compression=compression if framing == "glue" else None, mode=mode,
+                     with_errors=with_errors)
+    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    spark_type = StructType([StructField("value", BinaryType()), StructField("error", StringType())]) \
+        if with_errors else BinaryType()
+
+    def run(values: pa.Array) -> pa.Array:
+        return job.run(values)
+    return arrow_udf(run, spark_type)(_col(col))

@@ -1,0 +1,207 @@
+"""Avro encoding: vectorized ≡ per-record reference, byte for byte; fastavro and our decoder read it back."""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import io
+import json
+import pickle
+import uuid
+
+import fastavro
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from connector.decode import DecodeOptions, build_decoder
+from connector.decode._avro_schema import parse_avro, union_kind
+from connector.encode import EncodeError, EncodeOptions, build_encoder
+from registry import Schema, SchemaType
+from tests.unit.encode.encode_helpers import UTC, Spec, top_schema, value
+from wireformat import frame_payloads, parse_frames
+
+REF = EncodeOptions(fast_path=False)
+
+
+def _encoders(schema):
+    spec = Spec("avro", schema)
+    return build_encoder(spec), build_encoder(spec, options=REF)
+
+
+def _decode_ours(schema, payloads):
+    text = json.dumps(schema)
+    dec = build_decoder(Spec("avro", text), options=DecodeOptions())
+    frames = parse_frames(frame_payloads(payloads, "confluent", 1).values, "confluent")
+    reg = Schema(SchemaType.AVRO, text, id=1)
+    return dec.decode(frames, lambda key: reg)
+
+
+def _fastavro_form(node, v):
+    """What fastavro.schemaless_reader returns for our Arrow-side value ``v``."""
+    if v is None:
+        return None
+    k = node.kind
+    if k == "union":
+        uk = union_kind(node)
+        if uk == "struct":
+            i = next(i for i in range(len(node.nonnull)) if v[f"member{i}"] is not None)
+            return _fastavro_form(node.nonnull[i], v[f"member{i}"])
+        if uk in ("long", "double"):
+            return v
+        return _fastavro_form(node.nonnull[0], v)
+    if k == "record":
+        return {f.name: _fastavro_form(f.type, v[f.name]) for f in node.fields}
+    if k == "array":
+        return [_fastavro_form(node.items, x) for x in v]
+    if k == "map":
+        return {key: _fastavro_form(node.items, x) for key, x in v}
+    lg = node.logical
+    if lg == "time-millis":
+        return (dt.datetime.min + dt.timedelta(milliseconds=v)).time()
+    if lg == "time-micros":
+        return (dt.datetime.min + dt.timedelta(microseconds=v)).time()
+    if lg == "uuid":
+        return uuid.UUID(v)
+    return v
+
+
+def _norm(x):
+    if isinstance(x, uuid.UUID):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _norm(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_norm(v) for v in x]
+    return x
+
+
+@st.composite
+def schema_and_rows(draw):
+    schema = draw(top_schema())
+    node, _ = parse_avro(json.dumps(schema))
+    rows = draw(st.lists(st.one_of(value(node), st.none()) if draw(st.booleans()) else value(node),
+                         max_size=6))
+    return schema, node, rows
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema_and_rows())
+def test_vectorized_equals_reference_and_round_trips(case):
+    schema, node, rows = case
+    fast, ref = _encoders(schema)
+    arr = pa.array(rows, fast.arrow_type)
+    got, want = fast.encode(arr), ref.encode(arr)
+    assert got.errors.to_pylist() == want.errors.to_pylist() == [None] * len(rows)
+    assert got.payloads.to_pylist() == want.payloads.to_pylist()
+    # independent reader: fastavro
+    parsed = fastavro.parse_schema(schema)
+    for r, p in zip(rows, got.payloads.to_pylist()):
+        if r is None:
+            assert p is None  # tombstone
+            continue
+        bio = io.BytesIO(p)
+        back = fastavro.schemaless_reader(bio, parsed)
+        assert bio.tell() == len(p)
+        assert _norm(back) == _norm(_fastavro_form(node, r))
+    # the project's decoder
+    res = _decode_ours(schema, got.payloads)
+    assert res.values.to_pylist() == arr.to_pylist()
+
+
+FLAT = {"type": "record", "name": "Order", "fields": [
+    {"name": "id", "type": "long"}, {"name": "qty", "type": "int"},
+    {"name": "name", "type": "string"}, {"name": "price", "type": "double"},
+    {"name": "ok", "type": "boolean"}, {"name": "note", "type": ["null", "string"]}]}
+
+
+def test_interface_and_tombstones():
+    enc = build_encoder(Spec("avro", FLAT))
+    assert enc.arrow_type == build_decoder(Spec("avro", FLAT)).arrow_type
+    enc2 = pickle.loads(pickle.dumps(enc))
+    rows = [{"id": 1, "qty": 2, "name": "a", "price": 1.5, "ok": True, "note": None}, None]
+    res = enc2.encode(pa.array(rows, enc.arrow_type))
+    assert res.errors.to_pylist() == [None, None]
+    assert res.payloads[1].as_py() is None
+    assert fastavro.schemaless_reader(io.BytesIO(res.payloads[0].as_py()), fastavro.parse_schema(FLAT)) == rows[0]
+
+
+ERR = {"type": "record", "name": "E", "fields": [
+    {"name": "i", "type": "int"},
+    {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}},
+    {"name": "e", "type": {"type": "enum", "name": "Sym", "symbols": ["A", "B"]}},
+    {"name": "f", "type": {"type": "fixed", "name": "F2", "size": 2}},
+    {"name": "u", "type": ["null", "int", "string"]},
+    {"name": "l", "type": {"type": "array", "items": "int"}},
+    {"name": "id", "type": {"type": "string", "logicalType": "uuid"}}]}
+GOOD = {"i": 1, "d": decimal.Decimal("12.34"), "e": "A", "f": b"xy", "u": {"member0": 1, "member1": None},
+        "l": [1], "id": "00000000-0000-0000-0000-000000000001"}
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("change, needle", [
+    ({"i": None}, "value.i: null for a non-nullable"),
+    ({"e": "Z"}, "'Z' is not a symbol of enum Sym"),
+    ({"f": b"xyz"}, "value.f: fixed(2) needs 2 bytes"),
+    ({"u": {"member0": 1, "member1": "x"}}, "value.u: union value sets several members"),
+    ({"l": [1, None]}, "value.l["),
+    ({"id": "nope"}, "'nope' is not a UUID"),
+])
+def test_row_errors(fast, change, needle):
+    enc = build_encoder(Spec("avro", ERR), options=EncodeOptions(fast_path=fast))
+    rows = [GOOD, {**GOOD, **change}, GOOD]
+    res = enc.encode(pa.array(rows, enc.arrow_type))
+    errs = res.errors.to_pylist()
+    assert errs[0] is None and errs[2] is None
+    assert errs[1].startswith("avro encode failed: ") and needle in errs[1], errs[1]
+    assert res.payloads[1].as_py() is None and res.payloads[0].as_py() is not None
+    assert res.payloads[0].as_py() == res.payloads[2].as_py()
+
+
+def test_decimal_overflow_and_int_range_from_wider_spark_types():
+    enc = build_encoder(Spec("avro", ERR))
+    t = pa.struct([(f.name, f.type) for f in enc.arrow_type])
+    spark = pa.struct([("i", pa.int64()), ("d", pa.decimal128(38, 18))] +
+                      [(f.name, f.type) for f in t][2:])
+    rows = [{**GOOD, "i": 5}, {**GOOD, "i": 1 << 40}, {**GOOD, "d": decimal.Decimal("123.45")},
+            {**GOOD, "d": decimal.Decimal("1.005")}]
+    res = enc.encode(pa.array(rows, spark))
+    errs = res.errors.to_pylist()
+    assert errs[0] is None
+    assert "'value.i'" in errs[1] and "int32" in errs[1]
+    assert "'value.d'" in errs[2] and "'value.d'" in errs[3]
+    assert res.payloads.to_pylist()[1:] == [None, None, None]
+
+
+def test_coerce_spark_shapes_and_structural_errors():
+    enc = build_encoder(Spec("avro", FLAT))
+    spark = pa.array([{"note": "n", "ok": True, "price": 1.0, "name": "a", "qty": 3, "id": 9}],
+                     pa.struct([("note", pa.large_string()), ("ok", pa.bool_()), ("price", pa.float64()),
+                                ("name", pa.large_string()), ("qty", pa.int64()), ("id", pa.int64())]))
+    c = enc.coerce(spark)
+    assert c.type == enc.arrow_type
+    assert c.to_pylist() == [{"id": 9, "qty": 3, "name": "a", "price": 1.0, "ok": True, "note": "n"}]
+    with pytest.raises(EncodeError, match=r"lacks field\(s\) \['note'\]"):
+        enc.coerce(pa.array([{"id": 1, "qty": 1, "name": "a", "price": 1.0, "ok": True}]))
+    with pytest.raises(EncodeError, match=r"has field\(s\) \['extra'\]"):
+        enc.coerce(pa.array([{**spark.to_pylist()[0], "extra": 1}]))
+    with pytest.raises(EncodeError, match="'value.qty' has type string"):
+        enc.coerce(pa.array([{**spark.to_pylist()[0], "qty": "3"}]))
+    with pytest.raises(EncodeError, match="'value.qty'"):
+        enc.coerce(pa.array([{**spark.to_pylist()[0], "qty": 1 << 40}]))
+
+
+def test_int_long_union_writes_the_branch_that_fits():
+    s = {"type": "record", "name": "IL", "fields": [{"name": "v", "type": ["int", "long"]}]}
+    enc = build_encoder(Spec("avro", s))
+    res = enc.encode(pa.array([{"v": 1}, {"v": 1 << 40}], enc.arrow_type)).payloads.to_pylist()
+    assert res[0] == b"\x00\x02"  # branch 0 (int)
+    assert res[1][0] == 2  # branch 1 (long)
+
+
+def test_sliced_and_chunked_input():
+    enc = build_encoder(Spec("avro", ERR))
+    arr = pa.array([GOOD, {**GOOD, "l": [1, 2, 3]}, {**GOOD, "l": []}] * 3, enc.arrow_type)
+    full = enc.encode(arr).payloads.to_pylist()
+    assert enc.encode(arr.slice(2, 5)).payloads.to_pylist() == full[2:7]
+    assert enc.encode(pa.chunked_array([arr.slice(0, 4), arr.slice(4)])).payloads.to_pylist() == full
