@@ -249,6 +249,8 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False,
         raise ValueError(f"direction must be 'read' or 'write', got {direction!r}")
     owned = OWNED_PRODUCER_SETTINGS if direction == "write" else OWNED_KAFKA_SETTINGS
     opts = {str(k).lower(): str(v) for k, v in raw.items() if k is not None and v is not None}
+    if direction == "write":  # Spark hands the stream writer its own options too
+        opts.pop("checkpointlocation", None)
     fields: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     params: dict[str, str] = {}
