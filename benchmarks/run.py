@@ -16,6 +16,8 @@ Sections (each reuses the scripts beside it):
 3. ``spark``: ``format("asyncapi-kafka")`` → noop sink vs a raw consume loop on the same mock
    broker; the ``from_registry`` column function vs the decode path alone.
 4. ``memory``: peak RSS of the executor read path over 100k vs 1M-record partitions (tansu).
+5. ``encode``: the write path's encode + framing (``Encoder.encode`` + ``frame_payloads``)
+   against confluent-kafka's Avro/JSON/Protobuf serializer loops (``encode_bench``).
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -34,7 +36,7 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -57,6 +59,9 @@ BASELINES = {
     "wide protobuf: ": "wide protobuf: confluent ProtobufDeserializer loop",
     "header parse: ": "header parse: per-record struct.unpack loop -> Arrow",
     "spark e2e: ": E2E_RAW, "column fn: ": CF_ALONE,
+    "encode avro: ": "encode avro: confluent AvroSerializer loop",
+    "encode json: ": "encode json: confluent JSONSerializer loop",
+    "encode protobuf: ": "encode protobuf: confluent ProtobufSerializer loop",
 }
 
 
@@ -136,6 +141,12 @@ def run_memory(quick: bool, memory: dict) -> None:
     memory.update(memory_bench.measure((100_000, 300_000) if quick else (100_000, 1_000_000)))
 
 
+def run_encode(quick: bool, rates: dict) -> None:
+    from benchmarks import encode_bench
+
+    encode_bench.run(20_000 if quick else 200_000, 5_000 if quick else 20_000, rates)
+
+
 def _ratio(key: str, rates: dict) -> str:
     for prefix, base in sorted(BASELINES.items(), key=lambda kv: -len(kv[0])):
         if key.startswith(prefix):
@@ -164,6 +175,9 @@ def goals(rates: dict, memory: dict) -> list[dict]:
     ratio_goal("JSON: >= 3x json.loads loop", JSON_OURS, JSON_LOADS, 3)
     ratio_goal("Protobuf: >= 5x ProtobufDeserializer loop", PB_OURS, PB_CONFLUENT, 5)
     ratio_goal("Spark end to end: >= 0.7x raw consume loop", E2E_OURS, E2E_RAW, 0.7)
+    ratio_goal("Encode Avro 6-field: >= 10x confluent AvroSerializer loop",
+               "encode avro: ours (Encoder.encode + frame_payloads)",
+               "encode avro: confluent AvroSerializer loop", 10)
     if len(memory) == 2:
         (small, s), (big, b) = sorted(memory.items())
         r = b["rss_peak_kb"] / s["rss_peak_kb"]
@@ -204,7 +218,8 @@ def main(argv=None) -> int:
     memory: dict[int, dict] = {}
     errors: dict[str, str] = {}
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
-             "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory)}
+             "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
+             "encode": lambda: run_encode(args.quick, rates)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)

@@ -1,6 +1,7 @@
 """Avro encoding entry point: the vectorized encoder, or the per-record reference."""
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from connector.encode._avro_ref import RowError, encode_record
@@ -9,15 +10,19 @@ __all__ = ["encode_avro"]
 
 
 def encode_avro(node, values: pa.Array, fast: bool = True):
-    """(payloads BinaryArray, errors list) for values of ``arrow_type_of(node)``."""
+    """(payloads BinaryArray, errors: list / object array, or None when every row encoded)."""
     if fast:
         try:
             from connector.encode._avro_vec import encode_vectorized
         except ImportError:
             encode_vectorized = None
         if encode_vectorized is not None:
-            payloads, errors = encode_vectorized(node, values)
-            return payloads, [None if e is None else f"avro encode failed: {e}" for e in errors]
+            payloads, errors, bad = encode_vectorized(node, values)
+            if bad is None:
+                return payloads, None
+            for i in np.flatnonzero(bad).tolist():  # only failed rows
+                errors[i] = f"avro encode failed: {errors[i]}"
+            return payloads, errors
     return encode_reference(node, values)
 
 

@@ -47,9 +47,15 @@ class _Ctx:
 
     def __init__(self, errors: np.ndarray, parent: "_Ctx | None" = None, offsets=None):
         self.errors, self.parent, self.offsets = errors, parent, offsets
+        self.root = self if parent is None else parent.root
+        self.failed = False  # on the root: whether any row failed (skips scans when none did)
 
     def items(self, offsets: np.ndarray) -> "_Ctx":
         return _Ctx(self.errors, self, offsets)
+
+    def bad_rows(self) -> np.ndarray | None:
+        """Mask of failed top-level rows, or None when none failed."""
+        return np.not_equal(self.errors, None).astype(bool) if self.root.failed else None
 
     def top(self, pos: np.ndarray) -> np.ndarray:
         if self.parent is None:
@@ -59,9 +65,10 @@ class _Ctx:
 
     def fail(self, bad: np.ndarray, message, values=None) -> None:
         """Record ``message`` (text, or a callable of the position's value) at ``bad`` positions."""
-        pos = np.flatnonzero(bad)
-        if not len(pos):
+        if not bad.any():
             return
+        pos = np.flatnonzero(bad)
+        self.root.failed = True
         rows = self.top(pos)
         for p, r in zip(pos.tolist(), rows.tolist()):
             if self.errors[r] is None:
@@ -105,6 +112,8 @@ def varints(z: np.ndarray, present: np.ndarray | None = None) -> pa.BinaryArray:
         byte = ((z >> _U64(7 * k)) & _U64(0x7F)).astype(np.uint8)
         byte[nb > k + 1] |= 0x80
         mat[:, k] = byte
+    if int(nb.min()) == width:  # every value the same width (e.g. timestamps): no compaction
+        return _bin(offsets, mat.reshape(-1), n)
     keep = np.arange(width)[None, :] < nb[:, None]
     return _bin(offsets, mat[keep], n)
 
@@ -323,7 +332,8 @@ def _union(n: Node, arr: pa.Array, live: np.ndarray, ctx: _Ctx, path: str) -> pa
 
 
 def encode_vectorized(node: Node, values: pa.Array):
-    """(payloads, errors) for ``values`` of ``arrow_type_of(node)``; null rows → null payloads."""
+    """(payloads, errors object array, failed-row mask or None) for ``values`` of
+    ``arrow_type_of(node)``; null rows → null payloads."""
     n = len(values)
     errors = np.full(n, None, object)
     ctx = _Ctx(errors)
@@ -333,8 +343,8 @@ def encode_vectorized(node: Node, values: pa.Array):
         enc = _union(node, values, valid, ctx, "value")
     else:
         enc = _enc(node, values, valid, ctx, "value")
-    bad = np.not_equal(errors, None).astype(bool)
-    return _with_validity(enc, valid & ~bad), errors
+    bad = ctx.bad_rows()
+    return _with_validity(enc, valid if bad is None else valid & ~bad), errors, bad
 
 
 def _dense(b: pa.Array) -> pa.Array:

@@ -138,16 +138,19 @@ class Encoder:
             from connector.encode._avro import encode_avro
             payloads, errors = encode_avro(st.avro, values, fast)
         elif self.fmt == "json":
-            out, errs = st.json.encode(values, fast)
-            payloads, errors = pa.array(out, pa.binary()), errs
+            out, errors = st.json.encode(values, fast)
+            payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         else:
-            out, errs = st.proto.encode(values, fast)
-            payloads, errors = pa.array(out, pa.binary()), errs
+            out, errors = st.proto.encode(values, fast)
+            payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         return _result(n, payloads, errors, pre_errors)
 
 
 def _result(n: int, payloads: pa.Array, errors, pre_errors) -> EncodeResult:
-    errs = np.asarray(errors, object) if not isinstance(errors, np.ndarray) else errors
+    if errors is None and pre_errors is None:  # every row encoded (the common case)
+        return EncodeResult(payloads, pa.nulls(n, pa.string()))
+    errs = np.full(n, None, object) if errors is None else \
+        errors if isinstance(errors, np.ndarray) else np.asarray(errors, object)
     if pre_errors is not None:
         bad = np.not_equal(pre_errors, None)
         errs = errs.copy()

@@ -8,10 +8,9 @@ validation). Every value is then validated with ``jsonschema`` against the whole
 (``format`` is not asserted, as Confluent's serializer); a value the schema forbids is a row
 error. Serialization is ``orjson`` (compact, UTF-8).
 
-Fast path: the conversion runs column-wise in Arrow (timestamps and dates formatted with
-``strftime``, ``json`` leaves parsed once per distinct text) and the batch is serialized
-with one ``orjson.dumps`` per row on plain dicts; validation is the per-row part and is
-skipped for schemas whose only constraints are the types Arrow already guarantees.
+This module is the per-record reference path; the fast path (``_json_vec``) builds the
+text column-wise with Arrow and checks the common keywords vectorized, and is used for
+every schema :func:`connector.encode._json_vec.plan` accepts.
 """
 from __future__ import annotations
 
@@ -38,8 +37,8 @@ def _ts_text(v) -> str:
         v = _EPOCH + dt.timedelta(microseconds=v)
     if v.tzinfo is not None:
         v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if v.microsecond else "%Y-%m-%dT%H:%M:%SZ"
-    return v.strftime(fmt) if v.year >= 1000 else v.isoformat() + "Z"
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}." \
+        f"{v.microsecond:06d}Z"
 
 
 def _convert(n: JNode, v, path: str):
@@ -72,34 +71,6 @@ def _convert(n: JNode, v, path: str):
     return v
 
 
-# Keywords whose meaning the Arrow type already enforces: a schema using only these needs no
-# per-row validation.
-_TYPE_ONLY = frozenset(["type", "properties", "items", "additionalProperties", "title",
-                        "description", "$schema", "$id", "$comment", "examples", "default",
-                        "format", "definitions", "$defs", "$ref", "deprecated", "readOnly",
-                        "writeOnly"])
-
-
-def _type_only(s) -> bool:
-    if isinstance(s, bool):
-        return True
-    if not isinstance(s, dict):
-        return False
-    for k, v in s.items():
-        if k not in _TYPE_ONLY:
-            return False
-        if k == "type" and isinstance(v, list) and len([x for x in v if x != "null"]) > 1:
-            return False  # several types: the leaf is free-form JSON text
-        if k == "additionalProperties" and v is False:
-            return False
-        if k in ("properties", "definitions", "$defs") and isinstance(v, dict):
-            if not all(_type_only(x) for x in v.values()):
-                return False
-        if k in ("items", "additionalProperties") and not _type_only(v):
-            return False
-    return True
-
-
 class JsonEncoder:
     """Encodes values of ``node.arrow`` to JSON text valid against the schema ``text``."""
 
@@ -107,13 +78,26 @@ class JsonEncoder:
         self.node = node
         self.schema = json.loads(text) if isinstance(text, str) else text
         self.validator = None
-        if validate and self.schema is not None and not _type_only(self.schema):
+        if validate and self.schema is not None:
             import jsonschema
             cls = jsonschema.validators.validator_for(self.schema)
             self.validator = cls(self.schema)
+        from connector.encode._json_vec import plan
+        self.plan = plan(self.schema, node) if validate else None
+        if not validate:
+            self.plan = plan({}, node)  # text only: no checks
 
-    def encode(self, values: pa.Array, fast: bool = True) -> tuple[list, list]:
-        """(payload bytes or None per row, error text or None per row)."""
+    def encode(self, values: pa.Array, fast: bool = True) -> tuple:
+        """(payloads, errors): the vectorized path when the schema allows, else per row."""
+        if fast and self.plan is not None:
+            from connector.encode._json_vec import encode_json_vectorized
+            out = encode_json_vectorized(self.plan, values)
+            if out is not None:
+                return out
+        return self.encode_reference(values)
+
+    def encode_reference(self, values: pa.Array) -> tuple[list, list]:
+        """(payload bytes or None per row, error text or None per row), one record at a time."""
         rows = values.to_pylist()
         out: list = [None] * len(rows)
         errors: list = [None] * len(rows)

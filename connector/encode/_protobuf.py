@@ -3,10 +3,11 @@
 Values follow the decoder's mapping (``connector.decode._protobuf_schema``): enums by name
 (or number), uint64 as decimal(20, 0), Timestamp as ``timestamp[us, tz=UTC]``, Duration as
 int64 microseconds, wrappers as nullable scalars, Any/Struct/Value/ListValue as JSON text.
-A null field is left unset. Messages are filled per record (upb does the field stores in C)
-and serialized in one call as the repeated field of a synthetic ``Batch`` message; the
-result is cut back into one payload per row with numpy (each item is ``0x0A varint(len)
-bytes``), so there is one ``SerializeToString`` per batch, not per record.
+A null field is left unset. This module is the per-record reference (and the path for
+schemas holding Any/Struct/Value/ListValue): message objects are filled per record and
+serialized in one call as the repeated field of a synthetic ``Batch`` message, then cut
+back into one payload per row. The common path is ``_protobuf_vec`` (wire format built
+column-wise, no message objects).
 """
 from __future__ import annotations
 
@@ -125,7 +126,7 @@ def _fill(msg, desc, v: dict, path: str, pool) -> None:
 
 
 def _split_repeated(blob: bytes, n: int) -> list:
-    """Cut ``0x0A varint(len) payload`` × n back into n payloads (positions found with numpy)."""
+    """Cut ``0x0A varint(len) payload`` × n back into n payloads (one header read per item)."""
     data = np.frombuffer(blob, np.uint8)
     out = []
     pos = 0
@@ -155,8 +156,19 @@ class ProtoEncoder:
         self.arrow_type = arrow_type_of_message(self.desc, "string", max_depth=max_depth)
         self.cls = compiled.message_class(self.desc)
         self.indexes = message_indexes_of(self.desc)
+        from connector.encode._protobuf_vec import plannable
+        self.vectorized = plannable(self.desc, self.arrow_type)
 
-    def encode(self, values: pa.Array, fast: bool = True) -> tuple[list, list]:
+    def encode(self, values: pa.Array, fast: bool = True) -> tuple:
+        """(payloads, errors): wire format built column-wise when the schema allows
+        (``_protobuf_vec``), else message objects filled per record."""
+        if fast and self.vectorized:
+            from connector.encode._protobuf_vec import encode_proto_vectorized
+            return encode_proto_vectorized(self.desc, values)
+        return self.encode_reference(values, fast)
+
+    def encode_reference(self, values: pa.Array, fast: bool = True) -> tuple[list, list]:
+        """Per record: fill a message object, serialize (one call for the batch when ``fast``)."""
         rows = values.to_pylist()
         n = len(rows)
         out: list = [None] * n
