@@ -243,3 +243,20 @@ def test_overwrite_mode_is_refused(spark, kafka, tmp_path):
         (wh.frame(spark, "json", 1).write.format("asyncapi-kafka").mode("overwrite").option("asyncapi", doc)
          .option("channel", "orders").save())
     assert "append-only" in str(info.value)
+
+
+def test_struct_key_is_encoded_with_the_key_schema(spark, kafka, tmp_path):
+    """A key that is not bytes/string is encoded with the message binding's key schema (here JSON
+    Schema, framing none) and read back as the same struct."""
+    topic = unique_topic("key.struct")
+    path = tmp_path / "key.json"
+    key_schema = {"type": "object", "properties": {"region": {"type": "string"}, "n": {"type": "integer"}},
+                  "required": ["region", "n"], "additionalProperties": False}
+    path.write_text(mh.make_doc(bootstrap=kafka.bootstrap_servers, address=topic, fmt="json",
+                                key_schema=key_schema))
+    df = wh.frame(spark, "json", 6).selectExpr("named_struct('region', 'eu', 'n', value.id) as key", "value")
+    wh.write(df, str(path))
+    rows = wh.read(spark, str(path)).collect()
+    assert sorted((r.key.region, r.key.n, r.value.id) for r in rows) == [("eu", i, i) for i in range(6)]
+    raw = _consume_all(kafka.bootstrap_servers, topic, 6)
+    assert sorted((json.loads(m.key()) for m in raw), key=lambda k: k["n"])[0] == {"region": "eu", "n": 0}
