@@ -5,6 +5,7 @@ import numpy as np
 import pyarrow as pa
 
 from connector.encode._avro_ref import RowError, encode_record
+from connector.encode._options import EncodeError, note_fallback
 
 __all__ = ["encode_avro"]
 
@@ -12,17 +13,19 @@ __all__ = ["encode_avro"]
 def encode_avro(node, values: pa.Array, fast: bool = True):
     """(payloads BinaryArray, errors: list / object array, or None when every row encoded)."""
     if fast:
+        from connector.encode._avro_vec import encode_vectorized
         try:
-            from connector.encode._avro_vec import encode_vectorized
-        except ImportError:
-            encode_vectorized = None
-        if encode_vectorized is not None:
             payloads, errors, bad = encode_vectorized(node, values)
-            if bad is None:
-                return payloads, None
-            for i in np.flatnonzero(bad).tolist():  # only failed rows
-                errors[i] = f"avro encode failed: {errors[i]}"
-            return payloads, errors
+        except EncodeError:
+            raise
+        except (pa.ArrowException, ValueError, TypeError, OverflowError, IndexError) as e:
+            note_fallback("avro", e)  # a shape the vectorized encoder did not foresee
+            return encode_reference(node, values)
+        if bad is None:
+            return payloads, None
+        for i in np.flatnonzero(bad).tolist():  # only failed rows
+            errors[i] = f"avro encode failed: {errors[i]}"
+        return payloads, errors
     return encode_reference(node, values)
 
 

@@ -76,6 +76,10 @@ class _Ctx:
 
 
 def _bin(offsets: np.ndarray, data: np.ndarray, n: int) -> pa.BinaryArray:
+    if n and int(offsets[-1]) >= 1 << 31:  # int32 offsets would wrap: never a silently wrong value
+        from connector.encode._options import EncodeError
+        raise EncodeError("one encoded column of this batch exceeds 2 GiB; write smaller Arrow batches "
+                          "(spark.sql.execution.arrow.maxRecordsPerBatch)")
     return pa.BinaryArray.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)),
                                                         pa.py_buffer(np.ascontiguousarray(data))])
 
@@ -95,26 +99,41 @@ def _varint_len(z: np.ndarray) -> np.ndarray:
     return nb
 
 
-def varints(z: np.ndarray, present: np.ndarray | None = None) -> pa.BinaryArray:
-    """LEB128 bytes of unsigned ``z`` per row (empty where ``present`` is False)."""
+def varints(z: np.ndarray, present: np.ndarray | None = None, prefix: bytes = b"") -> pa.BinaryArray:
+    """``prefix`` + LEB128 bytes of unsigned ``z`` per row (empty where ``present`` is False)."""
     n = len(z)
     nb = _varint_len(z)
-    if present is not None:
-        nb = np.where(present, nb, 0)
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(nb, out=offsets[1:])
     width = int(nb.max()) if n else 0
-    if width <= 1:
-        data = z.astype(np.uint8)[nb == 1] if present is not None else z.astype(np.uint8)
-        return _bin(offsets, data, n)
-    mat = np.empty((n, width), np.uint8)
+    plen = len(prefix)
+    if plen == 0 and width <= 1:
+        offsets = np.zeros(n + 1, np.int64)
+        if present is None:
+            offsets[1:] = np.arange(1, n + 1)
+            return _bin(offsets, z.astype(np.uint8), n)
+        np.cumsum(present, out=offsets[1:])
+        return _bin(offsets, z.astype(np.uint8)[present], n)
+    mat = np.empty((n, plen + width), np.uint8)
+    if plen:
+        mat[:, :plen] = np.frombuffer(prefix, np.uint8)
     for k in range(width):
         byte = ((z >> _U64(7 * k)) & _U64(0x7F)).astype(np.uint8)
         byte[nb > k + 1] |= 0x80
-        mat[:, k] = byte
-    if int(nb.min()) == width:  # every value the same width (e.g. timestamps): no compaction
+        mat[:, plen + k] = byte
+    return _rows(mat, nb + plen, present)
+
+
+def _rows(mat: np.ndarray, lens: np.ndarray, present: np.ndarray | None) -> pa.BinaryArray:
+    """Row ``i`` = the first ``lens[i]`` bytes of ``mat[i]`` (none where not ``present``)."""
+    n, width = mat.shape
+    if present is not None:
+        lens = np.where(present, lens, 0)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    if n and int(lens.min()) == width:  # every row full width (e.g. timestamps): no compaction
         return _bin(offsets, mat.reshape(-1), n)
-    keep = np.arange(width)[None, :] < nb[:, None]
+    if n and present is not None and bool((lens[present] == width).all()):
+        return _bin(offsets, mat[present].reshape(-1), n)
+    keep = np.arange(width)[None, :] < lens[:, None]
     return _bin(offsets, mat[keep], n)
 
 

@@ -31,9 +31,16 @@ class _State:
         self.message_indexes = None
         if e.fmt == "avro":
             from connector.decode._avro_schema import arrow_type_of, parse_avro
-            self.avro, _ = parse_avro(e.text, max_depth=o.max_recursion_depth,
-                                      refs=tuple(t for _, t in e.refs))
+            self.avro, recursive = parse_avro(e.text, max_depth=o.max_recursion_depth,
+                                              refs=tuple(t for _, t in e.refs))
+            if recursive:
+                from connector.errors import SchemaMappingError
+                # the decoder's type cuts recursion at a depth: the cut fields would be
+                # missing from every record, which no Avro reader accepts
+                raise SchemaMappingError("recursive Avro schemas cannot be encoded (fields cut "
+                                         "at max_recursion_depth would be missing)")
             self.arrow_type = arrow_type_of(self.avro)
+            self.full_name = self.avro.name
         elif e.fmt == "protobuf":
             from connector.decode._protobuf_schema import compile_proto
             from connector.encode._protobuf import ProtoEncoder
@@ -41,12 +48,15 @@ class _State:
                                       o.max_recursion_depth)
             self.arrow_type = self.proto.arrow_type
             self.message_indexes = self.proto.indexes
+            self.full_name = self.proto.desc.full_name
         else:
             from connector.decode._json_schema import parse_json_schema
             from connector.encode._json import JsonEncoder
             node = parse_json_schema(e.text, max_depth=o.max_recursion_depth)
             self.json = JsonEncoder(node, e.text, o.validate_json)
             self.arrow_type = node.arrow
+            from connector.decode._decoder import _json_title
+            self.full_name = _json_title(e.text)
 
 
 _STATES: dict[tuple[int, str], _State] = {}
@@ -98,6 +108,12 @@ class Encoder:
     def arrow_type(self) -> pa.DataType:
         """The Arrow type :meth:`encode` expects: the decoder's type for the same schema."""
         return self._state().arrow_type
+
+    @property
+    def full_name(self) -> str | None:
+        """Full name of the written record / message type (JSON: the schema ``title``), for
+        the record-name subject strategies."""
+        return self._state().full_name
 
     @property
     def message_indexes(self) -> list[int] | None:
@@ -171,12 +187,20 @@ def _coerce_rows(values: pa.Array, target: pa.DataType, column: str):
     n = len(values)
     errors = np.full(n, None, object)
     good = np.ones(n, bool)
-    for i in range(n):  # only on the failure path: find the rows that do not fit
+
+    def bisect(lo: int, hi: int) -> None:  # only failing halves are split: O(bad rows * log n)
         try:
-            coerce(values.slice(i, 1), target, column)
+            coerce(values.slice(lo, hi - lo), target, column)
         except ValueFitError as e:
-            errors[i] = str(e)
-            good[i] = False
+            if hi - lo == 1:
+                errors[lo] = str(e)
+                good[lo] = False
+                return
+            mid = (lo + hi) // 2
+            bisect(lo, mid)
+            bisect(mid, hi)
+
+    bisect(0, n)
     kept = coerce(values.filter(pa.array(good)), target, column)
     idx = np.full(n, -1, np.int64)
     idx[good] = np.arange(int(good.sum()))

@@ -91,7 +91,14 @@ class JsonEncoder:
         """(payloads, errors): the vectorized path when the schema allows, else per row."""
         if fast and self.plan is not None:
             from connector.encode._json_vec import encode_json_vectorized
-            out = encode_json_vectorized(self.plan, values)
+            from connector.encode._options import EncodeError, note_fallback
+            try:
+                out = encode_json_vectorized(self.plan, values)
+            except EncodeError:
+                raise
+            except (pa.ArrowException, ValueError, TypeError, OverflowError, IndexError) as e:
+                note_fallback("json", e)  # a shape the vectorized path did not foresee
+                out = None
             if out is not None:
                 return out
         return self.encode_reference(values)

@@ -21,10 +21,11 @@ Validation without a per-row validator covers ``type``, ``properties``, ``items`
 ``additionalProperties`` (a map's values), ``required``, ``enum``/``const`` (of strings,
 integers or booleans), ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum``
 (numbers), ``minLength``/``maxLength``, ``pattern`` (RE2; a pattern RE2 cannot compile
-sends the schema to the per-row path), ``minItems``/``maxItems``, local ``$ref`` and
-annotations. A schema using any other keyword (``oneOf``, ``allOf``, ``not``,
-``if``/``then``, ``uniqueItems``, ``multipleOf``, ``patternProperties``, free-form JSON
-leaves, ...) is encoded by the per-record path (``_json``), which validates with
+sends the schema to the per-row path), ``minItems``/``maxItems`` and local ``$ref``;
+unknown keys (``x-...``, ``title``, ``format``, ...) are annotations, ignored as validators
+ignore them. A schema using another validation keyword (``oneOf``, ``allOf``, ``not``,
+``if``/``then``, ``uniqueItems``, ``multipleOf``, ``patternProperties``, ...) or a
+free-form JSON leaf is encoded by the per-record path (``_json``), which validates with
 ``jsonschema``; :func:`plan` decides once per schema.
 """
 from __future__ import annotations
@@ -41,9 +42,15 @@ from connector.encode._avro_vec import _Ctx, _valid
 
 __all__ = ["plan", "encode_json_vectorized"]
 
-_ANNOTATIONS = frozenset(["title", "description", "$schema", "$id", "id", "$comment", "examples",
-                          "default", "format", "definitions", "$defs", "deprecated", "readOnly",
-                          "writeOnly", "contentEncoding", "contentMediaType"])
+# Validation keywords (drafts 4 to 2020-12) this module does not check: a schema using one
+# goes per row through jsonschema. Any other unknown key (``x-...``, AsyncAPI's
+# ``discriminator``, ...) is an annotation, ignored by validators and here alike.
+_UNCHECKED = frozenset(["multipleOf", "additionalItems", "prefixItems", "uniqueItems", "contains",
+                        "maxContains", "minContains", "maxProperties", "minProperties",
+                        "patternProperties", "dependencies", "dependentRequired", "dependentSchemas",
+                        "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+                        "$dynamicRef", "$recursiveRef", "unevaluatedItems", "unevaluatedProperties",
+                        "contentSchema"])
 _CHECKED = frozenset(["type", "properties", "items", "additionalProperties", "required", "enum",
                       "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                       "minLength", "maxLength", "pattern", "minItems", "maxItems", "$ref"])
@@ -105,7 +112,7 @@ def _plan(root, s, n: JNode, depth: int) -> Check:
     if n.kind == "json":
         raise _NoPlan("json leaf")
     for k in s:
-        if k not in _CHECKED and k not in _ANNOTATIONS:
+        if k in _UNCHECKED:
             raise _NoPlan(k)
     t = s.get("type")
     if t is not None:
@@ -236,13 +243,60 @@ def _text(n: JNode, arr: pa.Array) -> pa.Array:
     if k == "bool":
         return pc.if_else(arr, _S("true"), _S("false"))
     if k == "timestamp":
-        t = arr.cast(pa.timestamp("us", tz="UTC"))
-        return _quoted(pc.strftime(t, format="%Y-%m-%dT%H:%M:%SZ"))
+        return _iso_text(arr.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()), True)
     if k == "date":
-        return _quoted(pc.strftime(arr, format="%Y-%m-%d"))
+        return _iso_text(arr.cast(pa.int32()), False)
     if k == "null":
         return pa.nulls(len(arr), pa.string())
     raise _NonFinite()  # json leaves: per-row path
+
+
+def _civil(days: np.ndarray):
+    """Proleptic Gregorian (year, month, day) of days since 1970-01-01 (H. Hinnant's algorithm)."""
+    z = days + 719468
+    era = np.floor_divide(z, 146097)
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = np.where(mp < 10, mp + 3, mp - 9)
+    return yoe + era * 400 + (m <= 2), m, d
+
+
+def _digits(mat: np.ndarray, col: int, v: np.ndarray, width: int) -> None:
+    for i in range(width):
+        mat[:, col + width - 1 - i] = (v // 10 ** i) % 10 + 48
+
+
+def _iso_text(ints: pa.Array, with_time: bool) -> pa.Array:
+    """Quoted RFC 3339 text (``"YYYY-MM-DDTHH:MM:SS.ffffffZ"`` or ``"YYYY-MM-DD"``) built as a
+    fixed-width byte matrix in numpy (Arrow's strftime costs microseconds per row)."""
+    n = len(ints)
+    v = ints.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if with_time:
+        days, us = np.divmod(v, 86_400_000_000)
+    else:
+        days, us = v, np.zeros(n, np.int64)
+    y, mo, d = _civil(days)
+    if ((y < 1) | (y > 9999)).any():
+        raise _NonFinite()  # years JSON cannot write with four digits: per-row path decides
+    tmpl = b'"0000-00-00T00:00:00.000000Z"' if with_time else b'"0000-00-00"'
+    mat = np.empty((n, len(tmpl)), np.uint8)
+    mat[:] = np.frombuffer(tmpl, np.uint8)
+    _digits(mat, 1, y, 4)
+    _digits(mat, 6, mo, 2)
+    _digits(mat, 9, d, 2)
+    if with_time:
+        secs, frac = np.divmod(us, 1_000_000)
+        _digits(mat, 12, secs // 3600, 2)
+        _digits(mat, 15, secs // 60 % 60, 2)
+        _digits(mat, 18, secs % 60, 2)
+        _digits(mat, 21, frac, 6)
+    w = len(tmpl)
+    offsets = np.arange(0, (n + 1) * w, w, dtype=np.int32)
+    out = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(mat.tobytes()))
+    return _mask(out, ints)
 
 
 def _mask(out: pa.Array, arr: pa.Array) -> pa.Array:

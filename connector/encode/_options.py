@@ -1,13 +1,25 @@
 """Options, result and error types shared by every encoder."""
 from __future__ import annotations
 
+import collections
+import logging
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from wireformat import AsyncApiKafkaError
 
-__all__ = ["EncodeOptions", "EncodeResult", "EncodeError"]
+__all__ = ["EncodeOptions", "EncodeResult", "EncodeError", "note_fallback", "FALLBACKS"]
+
+_log = logging.getLogger("connector.encode")
+FALLBACKS: collections.Counter = collections.Counter()  # per process; the tests assert it stays 0
+
+
+def note_fallback(fmt: str, e: Exception) -> None:
+    """A vectorized encoder met a shape it did not foresee; the per-record path takes the batch."""
+    FALLBACKS[fmt] += 1
+    _log.warning("%s: vectorized encoder fell back to the per-record path (%s: %s)", fmt,
+                 type(e).__name__, str(e)[:200])
 
 
 class EncodeError(AsyncApiKafkaError, ValueError):

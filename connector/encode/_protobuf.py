@@ -20,7 +20,11 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.decode._protobuf_schema import (
-    WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map,
+    WKT_JSON,
+    WKT_SCALARS,
+    CompiledProto,
+    arrow_type_of_message,
+    is_map,
 )
 
 __all__ = ["ProtoEncoder", "message_indexes_of"]
@@ -163,8 +167,14 @@ class ProtoEncoder:
         """(payloads, errors): wire format built column-wise when the schema allows
         (``_protobuf_vec``), else message objects filled per record."""
         if fast and self.vectorized:
+            from connector.encode._options import EncodeError, note_fallback
             from connector.encode._protobuf_vec import encode_proto_vectorized
-            return encode_proto_vectorized(self.desc, values)
+            try:
+                return encode_proto_vectorized(self.desc, values)
+            except EncodeError:
+                raise
+            except (pa.ArrowException, ValueError, TypeError, OverflowError, IndexError) as e:
+                note_fallback("protobuf", e)  # a shape the column-wise encoder did not foresee
         return self.encode_reference(values, fast)
 
     def encode_reference(self, values: pa.Array, fast: bool = True) -> tuple[list, list]:

@@ -34,7 +34,15 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.decode._protobuf_schema import WKT_JSON, WKT_SCALARS, is_map
 from connector.encode._avro_vec import (
-    _EMPTY, _Ctx, _dense, _fixed_width, _join, _valid, _with_validity, _zz, varints,
+    _EMPTY,
+    _Ctx,
+    _dense,
+    _join,
+    _rows,
+    _valid,
+    _with_validity,
+    _zz,
+    varints,
 )
 
 __all__ = ["plannable", "encode_proto_vectorized"]
@@ -94,10 +102,36 @@ def _ints(arr: pa.Array) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
 
+class _Rep:
+    """Bare values of one scalar field, before tags: emitted with a tag in one numpy pass."""
+
+    __slots__ = ("kind", "data", "lens")
+
+    def __init__(self, kind: str, data, lens=None):
+        self.kind, self.data, self.lens = kind, data, lens  # varint: uint64; fixed: (n, w) matrix
+
+    def emit(self, write: np.ndarray | None = None, prefix: bytes = b"") -> pa.Array:
+        """``prefix + value`` per row; rows not in ``write`` are empty (or null for bytes)."""
+        if self.kind == "varint":
+            return varints(self.data, write, prefix)
+        if self.kind == "fixed":
+            mat = self.data
+            if prefix:
+                head = np.broadcast_to(np.frombuffer(prefix, np.uint8), (len(mat), len(prefix)))
+                mat = np.concatenate([head, mat], axis=1)
+            return _rows(mat, np.full(len(mat), mat.shape[1], np.int64), write)
+        # rows not written hold null or an empty value (the default): the join adds nothing
+        return _join(varints(self.lens.view(_U64), write, prefix), self.data)
+
+
+def _fixed(v: np.ndarray, dtype: str) -> _Rep:
+    a = np.ascontiguousarray(v.astype(dtype))
+    return _Rep("fixed", a.view(np.uint8).reshape(len(a), a.dtype.itemsize))
+
+
 def _values(f, arr: pa.Array, live, ctx, path):
-    """(bare value encodings without tag, is-default mask) for scalar field ``f``."""
+    """(bare values as a :class:`_Rep`, is-default mask) for scalar field ``f``."""
     t = f.type
-    m = len(arr)
     if t == FD.TYPE_ENUM:
         if pa.types.is_integer(arr.type):
             nums = _ints(arr)
@@ -117,41 +151,39 @@ def _values(f, arr: pa.Array, live, ctx, path):
                 ctx.fail(unknown, lambda v: f"{path}: {str(v)[:40]!r} is not a value of enum "
                                             f"{f.enum_type.full_name}", arr)
         default = f.enum_type.values[0].number if f.enum_type.values else 0
-        return varints(nums.view(_U64)), nums == default
+        return _Rep("varint", nums.view(_U64)), nums == default
     if t in (FD.TYPE_UINT64, FD.TYPE_FIXED64):
         u = _u64_from_decimal(arr, live, ctx, path) if pa.types.is_decimal(arr.type) else _ints(arr).view(_U64)
-        enc = varints(u) if t == FD.TYPE_UINT64 else _fixed_width(u.astype("<u8"), 8, m)
-        return enc, u == 0
+        return (_Rep("varint", u) if t == FD.TYPE_UINT64 else _fixed(u, "<u8")), u == 0
     if t in (FD.TYPE_UINT32, FD.TYPE_FIXED32):
         v = _ints(arr)
         ctx.fail(live & ((v < 0) | (v >= (1 << 32))), f"{path}: value out of range for uint32")
-        enc = varints(v.view(_U64)) if t == FD.TYPE_UINT32 else _fixed_width(v.astype("<u4"), 4, m)
-        return enc, v == 0
+        return (_Rep("varint", v.view(_U64)) if t == FD.TYPE_UINT32 else _fixed(v, "<u4")), v == 0
     if t in (FD.TYPE_INT32, FD.TYPE_INT64):
         v = _ints(arr)
-        return varints(v.view(_U64)), v == 0
+        return _Rep("varint", v.view(_U64)), v == 0
     if t in (FD.TYPE_SINT32, FD.TYPE_SINT64):
         v = _ints(arr)
-        return varints(_zz(v)), v == 0
+        return _Rep("varint", _zz(v)), v == 0
     if t == FD.TYPE_SFIXED32:
         v = _ints(arr)
-        return _fixed_width(v.astype("<i4"), 4, m), v == 0
+        return _fixed(v, "<i4"), v == 0
     if t == FD.TYPE_SFIXED64:
         v = _ints(arr)
-        return _fixed_width(v.astype("<i8"), 8, m), v == 0
+        return _fixed(v, "<i8"), v == 0
     if t == FD.TYPE_BOOL:
         v = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
-        return _fixed_width(v, 1, m), v == 0
+        return _fixed(v, "u1"), v == 0
     if t == FD.TYPE_FLOAT:
         v = arr.fill_null(0).to_numpy(zero_copy_only=False).astype("<f4")
-        return _fixed_width(v, 4, m), (v == 0) & ~np.signbit(v)
+        return _fixed(v, "<f4"), (v == 0) & ~np.signbit(v)
     if t == FD.TYPE_DOUBLE:
         v = arr.fill_null(0).to_numpy(zero_copy_only=False).astype("<f8")
-        return _fixed_width(v, 8, m), (v == 0) & ~np.signbit(v)
+        return _fixed(v, "<f8"), (v == 0) & ~np.signbit(v)
     if t in (FD.TYPE_STRING, FD.TYPE_BYTES):
         b = arr if pa.types.is_binary(arr.type) else arr.cast(pa.binary())
         lens = pc.binary_length(b).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        return _join(varints(lens.view(_U64)), b), lens == 0
+        return _Rep("bytes", b, lens), lens == 0
     raise ValueError(f"{path}: no vectorized encoding for field type {t}")
 
 
@@ -181,13 +213,12 @@ def _message_body(desc, arr: pa.Array, live, ctx, path) -> pa.Array:
             fix = (us < 0) & (rem != 0)
             secs, rem = np.where(fix, secs + 1, secs), np.where(fix, rem - 1_000_000, rem)
         nanos = rem * 1000
-        s_enc = varints(secs.view(_U64), secs != 0)
-        n_enc = varints(nanos.view(_U64), nanos != 0)
-        return _join(_tagged(b"\x08", s_enc, secs != 0), _tagged(b"\x10", n_enc, nanos != 0))
+        return _join(varints(secs.view(_U64), secs != 0, b"\x08"),
+                     varints(nanos.view(_U64), nanos != 0, b"\x10"))
     if name in WKT_SCALARS:
         vf = desc.fields_by_name["value"]
-        enc, default = _values(vf, arr, live, ctx, path)
-        return _tagged(_tag(vf, _wire(vf)).as_py(), enc, ~default)
+        rep, default = _values(vf, arr, live, ctx, path)
+        return rep.emit(~default, _tag(vf, _wire(vf)).as_py())
     parts = []
     oneofs: dict = {}
     fields = {fld.name: i for i, fld in enumerate(arr.type)}
@@ -208,14 +239,17 @@ def _message_body(desc, arr: pa.Array, live, ctx, path) -> pa.Array:
 
 
 def _tagged(tag: bytes, enc: pa.Array, write: np.ndarray) -> pa.Array:
-    """``tag + enc`` where ``write``, else empty."""
+    """``tag + enc`` where ``write``, else null (joined as empty by the parent message)."""
     if not write.any():
         return pa.repeat(_EMPTY, len(enc)) if len(enc) else pa.array([], pa.binary())
-    out = _join(pa.scalar(tag, pa.binary()), enc)
-    return out if write.all() else _dense(_with_validity(out, write))
+    if write.all():
+        return _join(pa.scalar(tag, pa.binary()), enc)
+    return pc.binary_join_element_wise(pa.scalar(tag, pa.binary()), _with_validity(enc, write), _EMPTY)
 
 
 def _length_prefixed(body: pa.Array) -> pa.Array:
+    if body.null_count:  # a null part means "nothing written": an empty body
+        body = _dense(body)
     lens = pc.binary_length(body).to_numpy(zero_copy_only=False).astype(np.int64)
     return _join(varints(lens.view(_U64)), body)
 
@@ -228,9 +262,9 @@ def _field(f, arr: pa.Array, live, ctx, path) -> pa.Array:
     if f.type == FD.TYPE_MESSAGE:
         body = _message_body(f.message_type, arr, live & valid, ctx, path)
         return _tagged(tag, _length_prefixed(body), valid)
-    enc, default = _values(f, arr, live & valid, ctx, path)
+    rep, default = _values(f, arr, live & valid, ctx, path)
     write = valid if f.has_presence else valid & ~default
-    return _tagged(tag, enc, write)
+    return rep.emit(None if write.all() else write, tag)
 
 
 def _repeated(f, arr: pa.Array, live, ctx, path) -> pa.Array:
@@ -245,14 +279,18 @@ def _repeated(f, arr: pa.Array, live, ctx, path) -> pa.Array:
         vf = f.message_type.fields_by_name["value"]
         keys = arr.keys.slice(base, stop - base)
         items = arr.items.slice(base, stop - base)
-        kenc, _ = _values(kf, keys, inner_live, sub, f"{path}[key]")
+        krep, _ = _values(kf, keys, inner_live, sub, f"{path}[key]")
+        kenc = krep.emit(None, _tag(kf, _wire(kf)).as_py())
         iv = _valid(items)
+        vtag = _tag(vf, _wire(vf))
         if vf.type == FD.TYPE_MESSAGE:
-            venc = _length_prefixed(_message_body(vf.message_type, items, inner_live & iv, sub, f"{path}[value]"))
+            venc = _join(vtag, _length_prefixed(_message_body(vf.message_type, items, inner_live & iv, sub,
+                                                              f"{path}[value]")))
         else:
             sub.fail(inner_live & ~iv, f"{path}: null map value")
-            venc, _ = _values(vf, items, inner_live & iv, sub, f"{path}[value]")
-        entry = _join(_tag(kf, _wire(kf)), kenc, _tag(vf, _wire(vf)), venc)
+            vrep, _ = _values(vf, items, inner_live & iv, sub, f"{path}[value]")
+            venc = vrep.emit(None, vtag.as_py())
+        entry = _join(kenc, venc)
         item = _join(_tag(f, 2), _length_prefixed(entry))
         packed = False
     else:
@@ -260,10 +298,12 @@ def _repeated(f, arr: pa.Array, live, ctx, path) -> pa.Array:
         sub.fail(inner_live & ~_valid(vals), f"{path}: null item in a repeated field")
         if f.type == FD.TYPE_MESSAGE:
             enc = _length_prefixed(_message_body(f.message_type, vals, inner_live, sub, f"{path}[]"))
+            packed = False
+            item = _join(_tag(f, 2), enc)
         else:
-            enc, _ = _values(f, vals, inner_live, sub, f"{path}[]")
-        packed = f.is_packed
-        item = enc if packed else _join(_tag(f, _wire(f)), enc)
+            rep, _ = _values(f, vals, inner_live, sub, f"{path}[]")
+            packed = f.is_packed
+            item = rep.emit(None, b"" if packed else _tag(f, _wire(f)).as_py())
     if item.null_count or item.offset:
         item = _dense(item)
     eoffs = np.frombuffer(item.buffers()[1], np.int32, len(item) + 1, item.offset * 4)
@@ -271,7 +311,7 @@ def _repeated(f, arr: pa.Array, live, ctx, path) -> pa.Array:
     data = item.buffers()[2] or pa.py_buffer(b"")
     body = pa.BinaryArray.from_buffers(pa.binary(), m, [None, pa.py_buffer(body_offs.astype(np.int32)), data])
     if not packed:
-        return _dense(_with_validity(body, lens > 0)) if not (lens > 0).all() else body
+        return _with_validity(body, lens > 0)
     return _tagged(_tag(f, 2).as_py(), _length_prefixed(body), lens > 0)
 
 

@@ -117,3 +117,20 @@ def test_incompatible_registration_fails_on_the_driver(spark, registry_server):
     with pytest.raises(IncompatibleSchemaError, match="incompatible"):
         to_registry("v", schema='"string"', subject="x-value", auto_register=True,
                     registry_url=registry_server.url)
+
+
+@pytest.mark.parametrize("wire_format, compression", [("confluent-guid", None), ("glue", "zlib")])
+def test_guid_framings_read_back_with_auto(spark, registry_server, wire_format, compression):
+    from pyspark.sql.functions import struct
+
+    schema = {"type": "record", "name": "G", "fields": [{"name": "k", "type": "long"},
+                                                        {"name": "s", "type": "string"}]}
+    df = spark.createDataFrame([(i, "x" * i) for i in range(20)], "k long, s string")
+    enc = df.select(to_registry(struct("k", "s"), schema=json.dumps(schema), subject="g-value",
+                                auto_register=True, registry_url=registry_server.url,
+                                wire_format=wire_format, compression=compression).alias("value"))
+    first = enc.first().value
+    assert first[0] == (1 if wire_format == "confluent-guid" else 3)
+    back = enc.select(from_registry("value", schema=json.dumps(schema), wire_format="auto",
+                                    registry_url=registry_server.url).alias("r"))
+    assert sorted((r.r.k, r.r.s) for r in back.collect()) == [(i, "x" * i) for i in range(20)]

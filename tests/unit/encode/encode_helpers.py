@@ -4,7 +4,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import uuid
 
 from hypothesis import strategies as st
 
@@ -74,10 +73,11 @@ def schema(depth=2):
             return {"type": "array", "items": draw(inner)}
         if kind == "map":
             return {"type": "map", "values": draw(inner)}
-        if kind == "nullable":
-            return ["null", draw(inner)]
-        if kind == "nullable2":
-            return [draw(inner), "null"]
+        if kind in ("nullable", "nullable2"):
+            t = draw(inner)
+            if isinstance(t, list):
+                return t  # Avro forbids a union directly inside a union
+            return ["null", t] if kind == "nullable" else [t, "null"]
         if kind == "intlong":
             return draw(st.sampled_from([["int", "long"], ["null", "int", "long"], ["long", "int"]]))
         if kind == "floatdouble":
@@ -106,9 +106,24 @@ def top_schema():
 
 
 # -- values (Python objects pa.array takes for arrow_type_of(node)) ----------------------------
-def value(node, nullable=False):
-    """Strategy of values for a connector.decode._avro_schema.Node."""
+def value(node, loose=False):
+    """Strategy of values for a connector.decode._avro_schema.Node (``loose``: nulls anywhere,
+    unknown enum symbols, wrong fixed sizes, several union members: rows that must fail)."""
+    s = _value(node, loose)
+    return st.one_of(st.none(), s) if loose else s
+
+
+def _value(node, loose):
     from connector.decode._avro_schema import union_kind
+
+    if loose and node.kind == "enum":
+        return st.sampled_from(list(node.symbols) + ["NOPE"])
+    if loose and node.kind == "fixed" and node.logical != "decimal":
+        return st.binary(min_size=max(0, node.size - 1), max_size=node.size + 1)
+    if loose and node.kind == "union" and union_kind(node) == "struct":
+        nn = node.nonnull
+        return st.fixed_dictionaries({f"member{i}": st.one_of(st.none(), value(b, loose))
+                                      for i, b in enumerate(nn)})
 
     k = node.kind
     if k == "union":
@@ -117,22 +132,22 @@ def value(node, nullable=False):
         uk = union_kind(node)
         if uk == "struct":
             opts = [st.builds(lambda v, i=i: {f"member{j}": (v if j == i else None) for j in range(len(nn))},
-                              value(b)) for i, b in enumerate(nn)]
+                              value(b, loose)) for i, b in enumerate(nn)]
             s = st.one_of(*opts)
         elif uk == "long":
             s = st.integers(-(1 << 63), (1 << 63) - 1)
         elif uk == "double":
             s = st.floats(allow_nan=False)
         else:
-            s = value(nn[0]) if nn else st.none()
+            s = value(nn[0], loose) if nn else st.none()
         return st.one_of(st.none(), s) if has_null else s
     lg = node.logical
     if k == "record":
-        return st.fixed_dictionaries({f.name: value(f.type) for f in node.fields})
+        return st.fixed_dictionaries({f.name: value(f.type, loose) for f in node.fields})
     if k == "array":
-        return st.lists(value(node.items), max_size=3)
+        return st.lists(value(node.items, loose), max_size=3)
     if k == "map":
-        return st.lists(st.tuples(st.text(max_size=4), value(node.items)), max_size=3,
+        return st.lists(st.tuples(st.text(max_size=4), value(node.items, loose)), max_size=3,
                         unique_by=lambda kv: kv[0])
     if lg == "decimal":
         p, s = node.precision, node.scale or 0

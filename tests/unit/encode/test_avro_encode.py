@@ -18,7 +18,7 @@ from connector.decode import DecodeOptions, build_decoder
 from connector.decode._avro_schema import parse_avro, union_kind
 from connector.encode import EncodeError, EncodeOptions, build_encoder
 from registry import Schema, SchemaType
-from tests.unit.encode.encode_helpers import UTC, Spec, top_schema, value
+from tests.unit.encode.encode_helpers import Spec, top_schema, value
 from wireformat import frame_payloads, parse_frames
 
 REF = EncodeOptions(fast_path=False)
@@ -205,3 +205,72 @@ def test_sliced_and_chunked_input():
     full = enc.encode(arr).payloads.to_pylist()
     assert enc.encode(arr.slice(2, 5)).payloads.to_pylist() == full[2:7]
     assert enc.encode(pa.chunked_array([arr.slice(0, 4), arr.slice(4)])).payloads.to_pylist() == full
+
+
+def test_recursive_avro_schema_is_refused_at_build_time():
+    from connector.errors import SchemaMappingError
+
+    s = {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
+    with pytest.raises(SchemaMappingError, match="recursive"):
+        build_encoder(Spec("avro", s), options=EncodeOptions(max_recursion_depth=2))
+
+
+@pytest.mark.parametrize("schema, rows", [
+    ("string", ["a", None, ""]),
+    ({"type": "array", "items": "long"}, [[1, 2], None, []]),
+    ({"type": "map", "values": ["null", "int"]}, [[("k", 1), ("z", None)], None]),
+    (["null", "long", "string"], [{"member0": 3, "member1": None}, None, {"member0": None, "member1": "x"}]),
+    (["int", "long"], [1, 1 << 40, None]),
+    ({"type": "enum", "name": "Top", "symbols": ["X", "Y"]}, ["Y", None]),
+])
+def test_top_level_non_record_schemas(schema, rows):
+    fast, ref = _encoders(json.dumps(schema))
+    arr = pa.array(rows, fast.arrow_type)
+    got, want = fast.encode(arr), ref.encode(arr)
+    assert got.payloads.to_pylist() == want.payloads.to_pylist()
+    assert got.errors.null_count == len(rows)
+    parsed = fastavro.parse_schema(schema)
+    node, _ = parse_avro(json.dumps(schema))
+    for r, p in zip(rows, got.payloads.to_pylist()):
+        assert (p is None) == (r is None)  # a null row is a tombstone
+        if p is not None:
+            assert _norm(fastavro.schemaless_reader(io.BytesIO(p), parsed)) == _norm(_fastavro_form(node, r))
+
+
+@st.composite
+def schema_and_loose_rows(draw):
+    schema = draw(top_schema())
+    node, _ = parse_avro(json.dumps(schema))
+    return schema, draw(st.lists(value(node, loose=True), max_size=6))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema_and_loose_rows())
+def test_row_errors_match_the_reference(case):
+    """Nulls anywhere, unknown symbols, wrong fixed sizes, several union members: the same rows
+    fail on both paths (only live positions count), the others encode to the same bytes."""
+    schema, rows = case
+    fast, ref = _encoders(schema)
+    arr = pa.array(rows, fast.arrow_type)
+    got, want = fast.encode(arr), ref.encode(arr)
+    assert [e is None for e in got.errors.to_pylist()] == [e is None for e in want.errors.to_pylist()], \
+        (got.errors.to_pylist(), want.errors.to_pylist())
+    assert got.payloads.to_pylist() == want.payloads.to_pylist()
+
+
+def test_full_name_for_subject_strategies():
+    assert build_encoder(Spec("avro", FLAT)).full_name == "Order"
+    assert build_encoder(Spec("avro", {**ERR, "namespace": "n.s"})).full_name == "n.s.E"
+
+
+def test_values_that_do_not_fit_are_found_row_by_row_in_a_big_batch():
+    s = {"type": "record", "name": "I", "fields": [{"name": "v", "type": "int"}]}
+    enc = build_encoder(Spec("avro", s))
+    vals = list(range(1000))
+    bad = {3, 500, 501, 999}
+    for i in bad:
+        vals[i] = 1 << 40
+    res = enc.encode(pa.array([{"v": v} for v in vals], pa.struct([("v", pa.int64())])))
+    errs = res.errors.to_pylist()
+    assert {i for i, e in enumerate(errs) if e is not None} == bad
+    assert res.payloads[4].as_py() == b"\x08"  # zigzag(4)

@@ -104,9 +104,9 @@ message Outer {
 
 
 def test_protobuf_deserializer_reads_ours_with_message_indexes(server):
-    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
-
     import base64
+
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 
     from connector.decode._protobuf_schema import compile_proto
 

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wireformat import Framing, WireFormatError, encode_frame, frame_payloads, header_for_id, parse_frames
+from wireformat import (
+    Framing,
+    WireFormatError,
+    encode_frame,
+    frame_payloads,
+    header_for_id,
+    parse_frames,
+)
 
 GUID = uuid.UUID("12345678-1234-5678-1234-567812345678")
 CASES = [("confluent", 7, None, None), ("confluent", 7, [1, 0], None), ("apicurio-new", 9, None, None),

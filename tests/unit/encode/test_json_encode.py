@@ -7,7 +7,6 @@ import json
 
 import jsonschema
 import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,9 +68,9 @@ def _value(n):
     base = {"int": st.integers(-10, 60), "float": st.floats(-20, 20),
             "string": st.one_of(st.text(max_size=7), st.sampled_from(["A", "B", "c\"q", "ab", "bb1"])),
             "bool": st.booleans(),
-            "timestamp": st.integers(-10**14, 10**14).map(lambda us: dt.datetime(1970, 1, 1, tzinfo=UTC)
-                                                         + dt.timedelta(microseconds=us)),
-            "date": st.dates(dt.date(1000, 1, 1), dt.date(9999, 12, 31))}[k]
+            "timestamp": st.datetimes(dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+                                      timezones=st.just(UTC)),
+            "date": st.dates(dt.date(1, 1, 1), dt.date(9999, 12, 31))}[k]
     return st.one_of(st.none(), base)
 
 
@@ -138,3 +137,20 @@ def test_unplannable_schemas_go_per_row_and_still_validate():
     res = enc.encode(pa.array([{"v": 3, "free": '{"a": [1]}'}, {"v": 4, "free": None}], enc.arrow_type))
     assert json.loads(res.payloads[0].as_py()) == {"v": 3, "free": {"a": [1]}}
     assert "multiple of 3" in res.errors[1].as_py()
+
+
+def test_asyncapi_annotations_do_not_leave_the_vectorized_path():
+    schema = {"type": "object", "x-parser-schema-id": "Order", "discriminator": "kind",
+              "properties": {"kind": {"type": "string", "x-foo": 1, "examples": ["a"]}}}
+    enc = build_encoder(Spec("json", schema))
+    assert enc._state().json.plan is not None
+    assert enc.encode(pa.array([{"kind": "a"}], enc.arrow_type)).payloads.to_pylist() == [b'{"kind":"a"}']
+
+
+def test_arrow_type_is_the_decoders_for_every_format():
+    from tests.unit.encode.test_protobuf_encode import PROTO3
+
+    for spec in (Spec("json", {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
+                                                               "m": {"additionalProperties": {"type": "integer"}}}}),
+                 Spec("protobuf", PROTO3, "t.All")):
+        assert build_encoder(spec).arrow_type == build_decoder(spec).arrow_type

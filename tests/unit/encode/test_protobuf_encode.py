@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import decimal
+import functools
 
 import pyarrow as pa
 import pytest
@@ -170,3 +170,17 @@ def test_any_struct_schemas_use_the_per_record_path():
     dec = build_decoder(Spec("protobuf", text, "s.M"))
     back = dec.decode(parse_frames(res.payloads, "none"), lambda k: None).values.to_pylist()
     assert back[0]["n"] == 2 and '"a"' in back[0]["doc"]
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_wrappers_and_defaults_mixed_in_one_batch():
+    spec, fast, ref, cls = _setup(PROTO3, "t.All")
+    base = {f.name: None for f in fast.arrow_type}
+    rows = [dict(base, w64=0, ws="", du=0, i32=0), dict(base, w64=5, ws="x", du=7, i32=3),
+            dict(base, sub={"s": "", "zs": []}), dict(base, sub={"s": "q", "zs": [-1]})]
+    arr = pa.array(rows, fast.arrow_type)
+    got = fast.encode(arr).payloads.to_pylist()
+    want = ref.encode(arr).payloads.to_pylist()
+    assert [cls.FromString(g) for g in got] == [cls.FromString(w) for w in want]
+    m = cls.FromString(got[0])
+    assert m.HasField("w64") and m.w64.value == 0 and m.HasField("du")
