@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from connector.errors import ConfigError, DeliveryError, MessageTooLargeError
+from connector.kafka._conf import is_secret_setting
 
 __all__ = ["OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
            "DEFAULT_MESSAGE_MAX_BYTES"]
@@ -71,7 +72,12 @@ class BatchProducer:
         try:
             self.producer = Producer(full)
         except (KafkaException, ValueError, TypeError) as e:
-            raise ConfigError(f"invalid Kafka producer setting: {_err_text(e)}") from e
+            text = _err_text(e)
+            for k, v in conf.items():  # librdkafka may quote a value back: never a secret one
+                if is_secret_setting(str(k)) and v and str(v) in text:
+                    text = text.replace(str(v), "***")
+            # Not chained: librdkafka's own exception text could carry a secret value.
+            raise ConfigError(f"invalid Kafka producer setting: {text}") from None
         self.max_bytes = int(conf.get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES)
         self.failures: list[tuple[str, int, str]] = []
         self.failed_count = 0

@@ -88,3 +88,11 @@ class _Spec:
 ])
 def test_record_name_for_record_strategies(spec, want):
     assert record_name(spec) == want
+
+
+def test_invalid_producer_setting_error_hides_secret_values():
+    from connector.kafka import BatchProducer
+
+    with pytest.raises(ConfigError) as info:
+        BatchProducer({"bootstrap.servers": "127.0.0.1:9", "sasl.password": "hunter2", "linger.ms": "hunter2"})
+    assert "hunter2" not in str(info.value) and info.value.__cause__ is None
