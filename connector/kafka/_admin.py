@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, Resourc
 
 from connector.errors import ConfigError, TopicCreationError
 
-__all__ = ["TopicSpec", "TopicReport", "ensure_topics"]
+__all__ = ["TopicReport", "TopicSpec", "ensure_topics"]
 
 log = logging.getLogger("asyncapi_kafka")
 

@@ -29,8 +29,13 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from connector.errors import ConfigError, DeliveryError, MessageTooLargeError
 from connector.kafka._conf import is_secret_setting
 
-__all__ = ["OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
-           "DEFAULT_MESSAGE_MAX_BYTES"]
+__all__ = [
+    "DEFAULT_MESSAGE_MAX_BYTES",
+    "OWNED_PRODUCER_SETTINGS",
+    "BatchProducer",
+    "clear_producer_pool",
+    "producer_for",
+]
 
 log = logging.getLogger("asyncapi_kafka")
 

@@ -31,7 +31,6 @@ import os
 import re
 
 import pyarrow as pa
-
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
@@ -41,7 +40,7 @@ from pyspark.sql.datasource import (
 from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
 
-__all__ = ["WriteSetup", "build_write_setup", "BatchWriter", "StreamWriter", "WriteCommit"]
+__all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -174,7 +173,15 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     ConfigError, AsyncApiDocumentError, EncodeError, RegistryError
         Before any task starts.
     """
-    from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        IntegerType,
+        LongType,
+        ShortType,
+        StringType,
+        StructType,
+    )
 
     from connector.encode import EncodeOptions, build_encoder
     from connector.spark._write_schema import resolve_schema
@@ -186,7 +193,6 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
                           "bindings or the 'wireFormat' option)")
     registry_config = _registry_config(opts, plan)
     names = [f.name for f in schema.fields]
-    lower = {n.lower(): n for n in names}
     fields = {f.name: f for f in schema.fields}
 
     # -- topics ------------------------------------------------------------------------------------
@@ -277,7 +283,6 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
         if not ok:
             raise ConfigError("column 'headers' must be array<struct<key: string, value: binary>>, got "
                               f"{htype.simpleString()}")
-    del lower
 
     base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
     if getattr(plan, "bootstrap_servers", None):

@@ -28,7 +28,7 @@ import re
 
 from connector.errors import ConfigError
 
-__all__ = ["ResolvedSchema", "resolve_schema", "record_name"]
+__all__ = ["ResolvedSchema", "record_name", "resolve_schema"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -58,10 +58,10 @@ def record_name(spec) -> str | None:
     fmt = str(getattr(spec, "format", None) or getattr(getattr(spec, "schema_type", None), "value", "")).lower()
     text = getattr(spec, "text", "") or ""
     if fmt.startswith("proto"):
-        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", text, re.M)
+        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", text, re.MULTILINE)
         name = getattr(spec, "message_name", None)
         if not name:
-            m = re.search(r"^\s*message\s+(\w+)", text, re.M)
+            m = re.search(r"^\s*message\s+(\w+)", text, re.MULTILINE)
             name = m.group(1) if m else None
         if name and "." not in name and pkg:
             return f"{pkg.group(1)}.{name}"
@@ -103,7 +103,7 @@ def _subject(opts, plan, topic: str | None, spec, is_key: bool, vendor: str | No
     name = record_name(spec) if spec is not None else None
     try:
         return subject_name(strategy, topic or "", name, is_key)
-    except Exception as e:  # noqa: BLE001 - registry config errors become ours, with the reason
+    except Exception as e:
         raise ConfigError(f"cannot name the registry subject ({strategy}): {e}") from e
 
 
@@ -202,7 +202,7 @@ def resolve_schema(opts, plan, framing: str, registry_config, spec, *, topic: st
     want = _canonical(spec)
     try:
         versions = client.list_versions(subject)
-    except Exception as e:  # noqa: BLE001 - re-raised with the remedy
+    except Exception as e:
         from registry import SchemaNotFound
 
         if isinstance(e, SchemaNotFound):

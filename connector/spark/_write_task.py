@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from connector.errors import ConfigError
 from connector.spark._write import Encoding, WriteCommit, WriteSetup
 
-__all__ = ["write_batches", "encode_batch"]
+__all__ = ["encode_batch", "write_batches"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -41,9 +41,7 @@ def _encode(enc: Encoding, values: pa.Array, what: str, topic_of) -> tuple[pa.Ar
     from wireformat import frame_payloads
 
     if enc.mode == "bytes":
-        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-            values = values.cast(pa.binary())
-        elif pa.types.is_large_binary(values.type):
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
             values = values.cast(pa.binary())
         return values, None
     res = enc.encoder.encode(values, what)
@@ -142,6 +140,10 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
     return topics, values, keys, partitions, headers, hsize
 
 
+def _topic_of(topics):
+    return (lambda i: topics) if isinstance(topics, str) else topics.__getitem__
+
+
 def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
     """Produce every batch of one task; return only when every record is acknowledged."""
     from connector.kafka import producer_for
@@ -154,7 +156,7 @@ def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
             if batch.num_rows == 0:
                 continue
             topics, values, keys, partitions, headers, hsize = encode_batch(setup, batch)
-            bp.check_sizes(lambda i: topics if isinstance(topics, str) else topics[i], values, keys, hsize)
+            bp.check_sizes(_topic_of(topics), values, keys, hsize)
             bp.produce(topics, values.to_pylist(), keys.to_pylist() if keys is not None else None,
                        partitions, headers)
             rows += batch.num_rows

@@ -99,6 +99,6 @@ def _case(name: str, fmt: str, tmp_path, kafka, registry, request):
 @pytest.mark.parametrize("name", mh.ALL_CASES)
 def test_write_then_read_matrix(spark, kafka, registry, tmp_path, request, name):
     framing, fmt = name.rsplit("-", 1)
-    topic, doc, wopts, ropts = _case(framing, fmt, tmp_path, kafka, registry, request)
+    _, doc, wopts, ropts = _case(framing, fmt, tmp_path, kafka, registry, request)
     wh.write(wh.frame(spark, fmt), doc, **wopts)
     wh.check_read_back(wh.read(spark, doc, includeHeaders="true", **ropts), fmt)

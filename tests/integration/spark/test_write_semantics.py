@@ -12,10 +12,10 @@ import socket
 
 import pytest
 
+from registry import RegistryServer
 from tests.integration.spark import matrix_helpers as mh
 from tests.integration.spark import write_helpers as wh
 from tests.integration.spark.helpers import unique_topic
-from registry import RegistryServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
@@ -259,4 +259,4 @@ def test_struct_key_is_encoded_with_the_key_schema(spark, kafka, tmp_path):
     rows = wh.read(spark, str(path)).collect()
     assert sorted((r.key.region, r.key.n, r.value.id) for r in rows) == [("eu", i, i) for i in range(6)]
     raw = _consume_all(kafka.bootstrap_servers, topic, 6)
-    assert sorted((json.loads(m.key()) for m in raw), key=lambda k: k["n"])[0] == {"region": "eu", "n": 0}
+    assert min((json.loads(m.key()) for m in raw), key=lambda k: k["n"]) == {"region": "eu", "n": 0}
