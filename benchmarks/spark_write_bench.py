@@ -6,7 +6,9 @@ Same run, same librdkafka mock broker, same records (the flat 6-field Avro ``Pay
   (encode Avro, frame Confluent, idempotent produce, every delivery checked) in two tasks;
 * **baseline**: one Python loop calling ``Producer.produce`` on the same records *already encoded
   and framed*, then ``flush()``, with the same producer guarantees (``enable.idempotence=true``,
-  ``acks=all``). The loop without idempotence is printed too, for scale.
+  ``acks=all``). The loop without idempotence is printed too, for scale;
+* **Spark floor**: the same DataFrame through ``mapInArrow`` with a function that only counts rows
+  (what moving rows from the JVM into a Python worker costs before any encoding or producing).
 
 The goal (issue 16) is ours ≥ 0.5× the baseline. Medians of ``--runs`` runs. The mock broker keeps
 only ~5 MB per partition (FACTS.md): older records are dropped, which does not matter for writes.
@@ -113,14 +115,25 @@ def run(rows: int = 200_000, runs: int = 3) -> dict:
             (df.write.format("asyncapi-kafka").mode("append").option("asyncapi", doc)
              .option("channel", "payments").option("auto.register.schemas", "true").save())
 
+        def count_rows(batches):
+            import pyarrow as pa
+
+            yield pa.record_batch([pa.array([sum(b.num_rows for b in batches)])], names=["n"])
+
+        def floor(i: int) -> None:
+            df.mapInArrow(count_rows, "n long").write.format("noop").mode("overwrite").save()
+
         guarded = {**kafka.conf, "enable.idempotence": True, "acks": "all"}
         ours(-1)  # warm-up: Python workers, encoders, producers, the topic
         raw_produce(guarded, "bench-write-raw", values[:1000])
         t_raw = _median_s(lambda i: raw_produce(guarded, "bench-write-raw", values), runs)
         t_plain = _median_s(lambda i: raw_produce(kafka.conf, "bench-write-plain", values), runs)
+        floor(-1)
+        t_floor = _median_s(floor, runs)
         t_ours = _median_s(ours, runs)
         out["raw produce loop, pre-encoded, idempotent (baseline)"] = rows / t_raw
         out["raw produce loop, pre-encoded, not idempotent"] = rows / t_plain
+        out["Spark floor: mapInArrow counting rows, local[2]"] = rows / t_floor
         out["df.write.format('asyncapi-kafka') local[2]"] = rows / t_ours
         out["ratio ours / baseline"] = t_raw / t_ours
         os.unlink(doc)
