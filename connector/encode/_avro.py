@@ -18,7 +18,7 @@ def encode_avro(node, values: pa.Array, fast: bool = True):
             payloads, errors, bad = encode_vectorized(node, values)
         except EncodeError:
             raise
-        except (pa.ArrowException, ValueError, TypeError, OverflowError, IndexError) as e:
+        except Exception as e:  # noqa: BLE001 - any surprise: the checked per-record path
             note_fallback("avro", e)  # a shape the vectorized encoder did not foresee
             return encode_reference(node, values)
         if bad is None:

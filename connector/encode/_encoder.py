@@ -226,6 +226,18 @@ def build_encoder(schema: Any, *, fmt: str | None = None,
     ------
     SchemaMappingError
         The schema cannot be mapped (recursion, unknown names, does not compile).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from connector.encode import build_encoder
+    >>> class Spec:
+    ...     format, text = "protobuf", 'syntax = "proto3"; message M { int64 n = 1; }'
+    >>> enc = build_encoder(Spec())
+    >>> enc.arrow_type, enc.message_indexes
+    (StructType(struct<n: int64>), [0])
+    >>> enc.encode(pa.array([{"n": 150}], enc.arrow_type)).payloads.to_pylist()
+    [b'\\x08\\x96\\x01']
     """
     if schema is None:
         raise EncodeError("an encoder needs a schema")

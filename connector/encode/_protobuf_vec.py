@@ -141,7 +141,7 @@ def _values(f, arr: pa.Array, live, ctx, path):
             idx = pc.index_in(arr, value_set=pa.array(names, pa.string()))
             iv = _valid(idx)
             nums = np.where(iv, numbers[np.where(iv, _ints(idx), 0)], 0)
-            unknown = live & ~iv
+            unknown = live & ~iv & _valid(arr)  # null items are reported by the caller
             if unknown.any():  # the decoder writes unknown numbers as their digits
                 for p in np.flatnonzero(unknown).tolist():
                     s = arr[p].as_py()
@@ -284,6 +284,7 @@ def _repeated(f, arr: pa.Array, live, ctx, path) -> pa.Array:
         iv = _valid(items)
         vtag = _tag(vf, _wire(vf))
         if vf.type == FD.TYPE_MESSAGE:
+            sub.fail(inner_live & ~iv, f"{path}: null map value")
             venc = _join(vtag, _length_prefixed(_message_body(vf.message_type, items, inner_live & iv, sub,
                                                               f"{path}[value]")))
         else:

@@ -184,3 +184,46 @@ def test_wrappers_and_defaults_mixed_in_one_batch():
     assert [cls.FromString(g) for g in got] == [cls.FromString(w) for w in want]
     m = cls.FromString(got[0])
     assert m.HasField("w64") and m.w64.value == 0 and m.HasField("du")
+
+
+def _loose(t: pa.DataType, name: str = ""):
+    """Like _value, with nulls inside lists and maps, unknown enum names, uint32 out of range."""
+    if pa.types.is_struct(t):
+        return st.fixed_dictionaries({f.name: st.one_of(st.none(), _loose(f.type, f.name)) for f in t})
+    if pa.types.is_map(t):
+        return st.lists(st.tuples(_value(t.key_type), st.one_of(st.none(), _loose(t.item_type))),
+                        max_size=3, unique_by=lambda kv: kv[0])
+    if pa.types.is_list(t):
+        return st.lists(st.one_of(st.none(), _loose(t.value_type, name)), max_size=3)
+    if name in ("kind", "rk"):
+        return st.sampled_from(["K0", "NEG", "BAD", "7"])
+    if name in ("u32", "f32"):
+        return st.integers(-2, (1 << 33))
+    return _value(t, name)
+
+
+@st.composite
+def loose_rows(draw):
+    spec, fast, _, _ = _setup(PROTO3, "t.All")
+    vals = draw(st.lists(st.one_of(st.none(), _loose(fast.arrow_type)), max_size=5))
+    for v in vals:
+        if v is not None:
+            keep = draw(st.sampled_from(["a", "n", "sb"]))
+            for k in ("a", "n", "sb"):
+                if k != keep:
+                    v[k] = None
+    return vals
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(loose_rows())
+def test_row_errors_match_the_reference(rows):
+    spec, fast, ref, cls = _setup(PROTO3, "t.All")
+    arr = pa.array(rows, fast.arrow_type)
+    got, want = fast.encode(arr), ref.encode(arr)
+    assert [e is None for e in got.errors.to_pylist()] == [e is None for e in want.errors.to_pylist()], \
+        (got.errors.to_pylist(), want.errors.to_pylist())
+    for g, w in zip(got.payloads.to_pylist(), want.payloads.to_pylist()):
+        assert (g is None) == (w is None)
+        if g is not None:
+            assert cls.FromString(g) == cls.FromString(w)
