@@ -5,7 +5,7 @@ import pickle
 import pytest
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
-from connector.errors import AsyncApiDocumentError, ConfigError
+from connector.errors import ConfigError
 from connector.spark._options import parse_options
 from connector.spark._write import build_write_setup
 
