@@ -1,6 +1,7 @@
 """Sink round trips (issue 16): every payload format × framing written with ``df.write`` and read
-back with the reader, row for row; what the sink writes is read by confluent-kafka's own
-deserializers.
+back with the reader, row for row; what the sink writes in the Glue framing (plain and zlib) is
+read by the aws-glue-schema-registry package's deserializer (confluent-kafka's deserializers:
+test_write_semantics.py).
 
 How the sink gets each schema id (the registration modes under test):
 
@@ -102,3 +103,28 @@ def test_write_then_read_matrix(spark, kafka, registry, tmp_path, request, name)
     _, doc, wopts, ropts = _case(framing, fmt, tmp_path, kafka, registry, request)
     wh.write(wh.frame(spark, fmt), doc, **wopts)
     wh.check_read_back(wh.read(spark, doc, includeHeaders="true", **ropts), fmt)
+
+
+@pytest.mark.parametrize("compression", ["none", "zlib"])
+def test_glue_deserializer_reads_what_we_write(spark, kafka, registry, tmp_path, request, compression):
+    """Interop: the aws-glue-schema-registry package's KafkaDeserializer decodes our Glue framing."""
+    aws = pytest.importorskip("aws_schema_registry")
+    from aws_schema_registry.serde import KafkaDeserializer
+
+    from tests.integration.spark.test_write_semantics import _consume_all
+
+    name = "glue-zlib" if compression == "zlib" else "glue"
+    topic, doc, wopts, _ = _case(name, "avro", tmp_path, kafka, registry, request)
+    wh.write(wh.frame(spark, "avro", 6), doc, **wopts)
+    glue = request.getfixturevalue("glue_client")
+    de = KafkaDeserializer(aws.SchemaRegistryClient(glue, registry_name=mh.GLUE_REGISTRY))
+    msgs = _consume_all(kafka.bootstrap_servers, topic, 6)
+    assert len(msgs) == 6
+    for m in msgs:
+        assert m.value()[1] == (5 if compression == "zlib" else 0)
+        i = int(m.key().decode()[1:])
+        got = de.deserialize(topic, m.value()).data
+        want = mh.record(i, "avro")
+        assert {k: v for k, v in got.items() if k != "placed_at"} == \
+            {k: v for k, v in want.items() if k != "placed_at"}
+        assert got["placed_at"] == want["placed_at"]
