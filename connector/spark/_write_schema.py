@@ -187,13 +187,17 @@ def resolve_schema(opts, plan, framing: str, registry_config, spec, *, topic: st
 
     if opts.auto_register:
         register = getattr(client, "register_schema", None)
-        if vendor == "aws-glue" or register is None:
+        if register is None:
             raise ConfigError(f"'auto.register.schemas' is not supported for the {vendor or 'configured'} "
                               "registry: register the schema first and write with 'use.latest.version' "
                               "or 'use.schema.id'")
         sid = register(subject, spec, normalize=opts.normalize_schemas)
         wire = sid
-        if framing in _GUID:
+        if vendor == "aws-glue":  # Glue answers the schema version id (a UUID) itself
+            if framing != "glue":
+                raise ConfigError(f"an AWS Glue registry names schemas by version UUID; framing {framing!r} "
+                                  "cannot carry it (use the glue framing)")
+        elif framing in _GUID:
             wire = client.get_schema_by_id(sid).guid
         log.info("registered the document's %s schema under %s: id %s", what, subject, sid)
         return ResolvedSchema(spec, wire, subject, "auto.register.schemas")

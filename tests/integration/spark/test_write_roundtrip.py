@@ -128,3 +128,22 @@ def test_glue_deserializer_reads_what_we_write(spark, kafka, registry, tmp_path,
         assert {k: v for k, v in got.items() if k != "placed_at"} == \
             {k: v for k, v in want.items() if k != "placed_at"}
         assert got["placed_at"] == want["placed_at"]
+
+
+def test_glue_auto_register_creates_the_schema_then_reuses_its_version(spark, kafka, tmp_path, request):
+    """auto.register.schemas against Glue (moto): the schema named after the topic is created on
+    the first write; an identical definition later gets the same schema version id."""
+    moto_url = request.getfixturevalue("moto_url")
+    glue = request.getfixturevalue("glue_client")
+    topic = unique_topic("write.glue.auto")
+    doc = _doc(tmp_path, kafka, topic, "avro", registry_url=moto_url, vendor="aws-glue")
+    opts = dict(mh.glue_options(moto_url), **{"auto.register.schemas": "true"})
+    wh.write(wh.frame(spark, "avro", 4), doc, **opts)
+    wh.write(wh.frame(spark, "avro", 4, start=4), doc, **opts)
+    latest = glue.get_schema_version(SchemaId={"RegistryName": mh.GLUE_REGISTRY, "SchemaName": topic},
+                                     SchemaVersionNumber={"LatestVersion": True})
+    assert latest["VersionNumber"] == 1  # the second write reused the version
+    vid = latest["SchemaVersionId"]
+    rows = wh.read(spark, doc, **mh.glue_options(moto_url)).collect()
+    assert sorted(r.key for r in rows) == sorted(f"k{i}" for i in range(8))
+    assert {r.schemaId for r in rows} == {vid}
