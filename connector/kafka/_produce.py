@@ -246,10 +246,3 @@ def clear_producer_pool() -> None:
             except KafkaException:
                 pass
         _POOL.clear()
-
-
-def header_sizes(headers: Sequence | None) -> int:
-    """Bytes one header list costs in a record (for the size check)."""
-    if not headers:
-        return 0
-    return sum(len(k) + (len(v) if v is not None else 0) + 4 for k, v in headers)

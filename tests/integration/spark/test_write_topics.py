@@ -155,3 +155,19 @@ def test_producer_refuses_oversized_records_before_queueing(kafka):
         bp.check_sizes(lambda i: "t", values, None, None)
     assert "record 1" in str(info.value) and "message.max.bytes=1500" in str(info.value)
     assert len(bp.producer) == 0
+
+
+def test_unknown_partition_names_topic_and_partition(kafka):
+    from connector.errors import DeliveryError
+    from connector.kafka import BatchProducer
+
+    topic = unique_topic("nopart")
+    kafka.create_topic(topic)  # 4 partitions on the mock cluster
+    bp = BatchProducer({"bootstrap.servers": kafka.bootstrap_servers, "delivery.timeout.ms": 5000})
+    bp.produce(topic, [b"a"], None, [0], None)  # learn the topic's metadata first
+    bp.finish()
+    with pytest.raises(DeliveryError) as info:
+        bp.produce(topic, [b"a", b"b"], [None, None], [1, 99], [None, None])
+        bp.finish()
+    text = str(info.value)
+    assert topic in text and "99" in text and bp.broken
