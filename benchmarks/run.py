@@ -14,10 +14,14 @@ Sections (each reuses the scripts beside it):
    parse alone (``wireformat_bench``).
 2. ``scaling``: records/s at 10k/100k/1M records and with 1/10/100 writer schema ids per batch.
 3. ``spark``: ``format("asyncapi-kafka")`` → noop sink vs a raw consume loop on the same mock
-   broker; the ``from_registry`` column function vs the decode path alone.
+   broker, on the realistic order schema (nested record, map, decimal, enums, a second writer
+   version mid-topic) at 40k and 1M records, and on the flat 6-field record; the ``from_registry`` column function vs the decode path alone.
 4. ``memory``: peak RSS of the executor read path over 100k vs 1M-record partitions (tansu).
 5. ``encode``: the write path's encode + framing (``Encoder.encode`` + ``frame_payloads``)
    against confluent-kafka's Avro/JSON/Protobuf serializer loops (``encode_bench``).
+6. ``corpus``: every schema of ``benchmarks/corpus`` (real-world shapes: Debezium, Hudi,
+   CloudEvents, OTLP, GitHub webhooks...) against the per-record loop, one ratio per schema
+   (``corpus_bench``).
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -36,7 +40,7 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory", "encode")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -49,6 +53,9 @@ WIDE_OURS = "wide avro: ours (parse_frames + Decoder.decode)"
 WIDE_CONFLUENT = "wide avro: confluent AvroDeserializer loop"
 E2E_RAW = "spark e2e: raw confluent-kafka consume loop"
 E2E_OURS = "spark e2e: asyncapi-kafka source -> noop (local[2])"
+ORDERS_SIZES = (40_000, 1_000_000)
+ORDERS_RAW = "spark e2e orders {:,}: raw confluent-kafka consume loop"
+ORDERS_OURS = "spark e2e orders {:,}: asyncapi-kafka source -> noop (local[2])"
 CF_ALONE = "column fn: decode path alone (1 core, this process)"
 CF_SPARK = "column fn: from_registry in Spark -> noop (local[2])"
 
@@ -62,6 +69,7 @@ BASELINES = {
     "encode avro: ": "encode avro: confluent AvroSerializer loop",
     "encode json: ": "encode json: confluent JSONSerializer loop",
     "encode protobuf: ": "encode protobuf: confluent ProtobufSerializer loop",
+    **{f"spark e2e orders {n:,}: ": ORDERS_RAW.format(n) for n in ORDERS_SIZES},
 }
 
 
@@ -70,7 +78,7 @@ def _section(name: str, fn, errors: dict) -> None:
     print(f"\n=== {name} ===", flush=True)
     try:
         fn()
-    except Exception as e:  # noqa: BLE001 - the suite reports and goes on
+    except Exception as e:
         traceback.print_exc()
         errors[name] = f"{type(e).__name__}: {e}"
     print(f"--- {name}: {time.perf_counter() - t0:.0f} s", flush=True)
@@ -80,7 +88,7 @@ def _header_parse(n: int, rates: dict) -> None:
     try:  # wireformat_bench may be mid-rewrite by its owner: use it only if it has what we need
         from benchmarks import wireformat_bench as wb
         values, headers, framing, kw, loop = wb.build(n)["confluent"]
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         print(f"(header parse skipped: wireformat_bench unavailable: {e!r})")
         return
     from wireformat import parse_frames
@@ -103,13 +111,13 @@ def run_decode(quick: bool, rates: dict) -> None:
     for part in (decode_bench.bench_avro, decode_bench.bench_json, decode_bench.bench_protobuf):
         try:
             part(n, slow, rows, rates)
-        except Exception:  # noqa: BLE001
+        except Exception:
             traceback.print_exc()
     wide_slow = 2_000 if quick else 10_000
     for part in (wide_bench.bench_avro, wide_bench.bench_json, wide_bench.bench_protobuf):
         try:
             part(n, wide_slow, rates)
-        except Exception:  # noqa: BLE001
+        except Exception:
             traceback.print_exc()
     _header_parse(n, rates)
 
@@ -126,9 +134,14 @@ def run_spark(quick: bool, rates: dict) -> None:
 
     spark = spark_bench.spark_session()
     try:
+        for n in ORDERS_SIZES[:1] if quick else ORDERS_SIZES:
+            try:  # the realistic order schema (README table): nested record, map, decimal, enums, 2 writers
+                spark_bench.realistic_end_to_end(spark, n, runs=1 if quick else 3, out=rates)
+            except Exception:
+                traceback.print_exc()
         try:
             spark_bench.end_to_end(spark, 100_000 if quick else 400_000, runs=1 if quick else 3, out=rates)
-        except Exception:  # noqa: BLE001
+        except Exception:
             traceback.print_exc()
         spark_bench.column_function(spark, 50_000 if quick else 200_000, runs=1 if quick else 3, out=rates)
     finally:
@@ -145,6 +158,11 @@ def run_encode(quick: bool, rates: dict) -> None:
     from benchmarks import encode_bench
 
     encode_bench.run(20_000 if quick else 200_000, 5_000 if quick else 20_000, rates)
+def run_corpus(quick: bool, rows: list) -> None:
+    from benchmarks import corpus_bench
+
+    corpus_bench.header()
+    rows.extend(corpus_bench.run(quick))
 
 
 def _ratio(key: str, rates: dict) -> str:
@@ -156,7 +174,7 @@ def _ratio(key: str, rates: dict) -> str:
     return ""
 
 
-def goals(rates: dict, memory: dict) -> list[dict]:
+def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
     out = []
 
     def ratio_goal(label, ours, base, want, absolute=None):
@@ -178,6 +196,8 @@ def goals(rates: dict, memory: dict) -> list[dict]:
     ratio_goal("Encode Avro 6-field: >= 10x confluent AvroSerializer loop",
                "encode avro: ours (Encoder.encode + frame_payloads)",
                "encode avro: confluent AvroSerializer loop", 10)
+    ratio_goal("Spark end to end, realistic order schema, 1M records: >= 0.7x raw consume loop",
+               ORDERS_OURS.format(ORDERS_SIZES[-1]), ORDERS_RAW.format(ORDERS_SIZES[-1]), 0.7)
     if len(memory) == 2:
         (small, s), (big, b) = sorted(memory.items())
         r = b["rss_peak_kb"] / s["rss_peak_kb"]
@@ -186,6 +206,14 @@ def goals(rates: dict, memory: dict) -> list[dict]:
                     "detail": f"{s['rss_peak_kb'] / 1024:.0f} MiB -> {b['rss_peak_kb'] / 1024:.0f} MiB ({r:.2f}x)"})
     else:
         out.append({"goal": "Worker memory flat in partition size", "verdict": "NOT MEASURED", "value": None})
+    for fmt, want in (("avro", 10), ("json", 3), ("protobuf", 5)):
+        rs = [r for r in corpus or () if r["format"] == fmt]
+        if not rs:
+            continue
+        ok = sum(r["verdict"] == "PASS" for r in rs)
+        out.append({"goal": f"Corpus {fmt}: every schema >= {want}x its per-record loop", "value": ok,
+                    "verdict": "PASS" if ok == len(rs) else "FALL SHORT",
+                    "detail": f"{ok}/{len(rs)} schemas (per-schema table above)"})
     return out
 
 
@@ -217,9 +245,11 @@ def main(argv=None) -> int:
     rates: dict[str, float] = {}
     memory: dict[int, dict] = {}
     errors: dict[str, str] = {}
+    corpus: list[dict] = []
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
              "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
-             "encode": lambda: run_encode(args.quick, rates)}
+             "encode": lambda: run_encode(args.quick, rates),
+             "corpus": lambda: run_corpus(args.quick, corpus)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
@@ -252,15 +282,22 @@ def main(argv=None) -> int:
     if len(schemas) > 1:
         print(f"Scaling with writer schemas: {rates[schemas[-1]] / rates[schemas[0]]:.2f}x records/s with the "
               "most vs 1 distinct schema id (1.0 = flat)")
+    if corpus:
+        from benchmarks import corpus_bench
+        print("\nCorpus (records/s, medians of 3; baselines measured in this run):")
+        corpus_bench.header()
+        for r in corpus:
+            corpus_bench._print_row(r)
+        corpus_bench.summary(corpus)
     print("\nGoals:")
-    verdicts = goals(rates, memory)
+    verdicts = goals(rates, memory, corpus)
     for g in verdicts:
         print(f"  [{g['verdict']}] {g['goal']}" + (f": {g['detail']}" if g.get("detail") else ""))
     for name, err in errors.items():
         print(f"  (section {name} failed: {err})")
     result = {"quick": args.quick, "machine": machine, "load_average_start": load_start,
               "load_average_end": load_end, "seconds": round(elapsed, 1), "records_per_second": rates,
-              "memory": {str(k): v for k, v in memory.items()}, "goals": verdicts, "errors": errors,
+              "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "goals": verdicts, "errors": errors,
               "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
         with open(args.out, "w") as f:

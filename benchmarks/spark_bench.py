@@ -5,7 +5,12 @@
    same partitions of the same broker. The mock cluster keeps only ~5 MB per partition
    (FACTS.md), so the records are spread over topics × 4 partitions and the low watermarks
    are checked to be 0 before timing.
-2. The column function ``from_registry`` over an in-memory (cached) DataFrame of framed
+2. ``realistic_end_to_end``: the same comparison on a realistic order record (nested record,
+   map, decimal, enums, nullable fields) with a second writer version (v2 adds two fields with
+   defaults) half-way through every partition; the reader is v2. Records are spread over a
+   templated channel ``orders.{region}`` (one topic per 100k records, 4 partitions each) so the
+   mock cluster keeps them all. Used for the README table at 40k and 1M records.
+3. The column function ``from_registry`` over an in-memory (cached) DataFrame of framed
    bytes vs the decode path alone on the same bytes in this process: the Spark overhead.
 
 Run: ``/work/venv/bin/python benchmarks/spark_bench.py [--quick]``.
@@ -127,6 +132,203 @@ def end_to_end(spark, total: int = 400_000, topics: int = 4, runs: int = 3, out:
     return out
 
 
+ORDER_V1 = {"type": "record", "name": "Order", "namespace": "com.example.shop", "fields": [
+    {"name": "orderId", "type": "string"},
+    {"name": "customer", "type": {"type": "record", "name": "Customer", "fields": [
+        {"name": "id", "type": "long"}, {"name": "name", "type": "string"},
+        {"name": "email", "type": ["null", "string"], "default": None}]}},
+    {"name": "items", "type": {"type": "map", "values": "int"}},
+    {"name": "total", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
+    {"name": "currency", "type": {"type": "enum", "name": "Currency", "symbols": ["EUR", "USD", "GBP"]}},
+    {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["PLACED", "PAID", "SHIPPED"]}},
+    {"name": "createdAt", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "shipTo", "type": {"type": "record", "name": "Address", "fields": [
+        {"name": "street", "type": "string"}, {"name": "city", "type": "string"},
+        {"name": "zip", "type": "string"}, {"name": "country", "type": "string"}]}},
+    {"name": "notes", "type": ["null", "string"], "default": None},
+    {"name": "express", "type": "boolean"}]}
+ORDER_V2 = dict(ORDER_V1, fields=ORDER_V1["fields"] + [
+    {"name": "channel", "type": {"type": "enum", "name": "Channel", "symbols": ["WEB", "APP", "STORE"]},
+     "default": "WEB"},
+    {"name": "discount", "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 5,
+                                           "scale": 2}], "default": None}])
+ORDERS_PER_TOPIC = 100_000  # 25k records of ~110 B per partition: well inside the mock's ~5 MB
+
+
+def order_records(n: int, version: int) -> list[dict]:
+    from decimal import Decimal
+    cities = ["Lyon", "Zürich", "Köln", "Porto", "Malmö"]
+    out = []
+    for i in range(n):
+        r = {"orderId": f"o-{version}-{i:08d}",
+             "customer": {"id": 10_000 + i % 977, "name": f"customer {i % 977}",
+                          "email": None if i % 5 == 0 else f"c{i % 977}@example.com"},
+             "items": {f"sku-{(i + k) % 50}": k + 1 for k in range(i % 4)},
+             "total": Decimal(i % 100_000) / 100, "currency": ("EUR", "USD", "GBP")[i % 3],
+             "status": ("PLACED", "PAID", "SHIPPED")[i % 3], "createdAt": 1_700_000_000_000 + i,
+             "shipTo": {"street": f"{i % 200} Main St", "city": cities[i % 5], "zip": f"{i % 99999:05d}",
+                        "country": "FR"},
+             "notes": None if i % 3 else "leave at door", "express": i % 7 == 0}
+        if version == 2:
+            r.update(channel=("WEB", "APP", "STORE")[i % 3],
+                     discount=None if i % 2 else Decimal(i % 5000) / 100)
+        out.append(r)
+    return out
+
+
+def _order_frames(n: int, sid: int, schema: dict, version: int, distinct: int = 5000) -> list[bytes]:
+    parsed = fastavro.parse_schema(schema)
+    enc = []
+    for r in order_records(min(n, distinct), version):
+        b = io.BytesIO()
+        fastavro.schemaless_writer(b, parsed, r)
+        enc.append(b"\x00" + sid.to_bytes(4, "big") + b.getvalue())
+    return [enc[i % len(enc)] for i in range(n)]
+
+
+def _orders_document(bootstrap: str, registry_url: str) -> str:
+    doc = {
+        "asyncapi": "3.0.0", "info": {"title": "Orders bench", "version": "1.0.0"},
+        "servers": {"local": {"host": bootstrap, "protocol": "kafka", "bindings": {"kafka": {
+            "schemaRegistryUrl": registry_url, "schemaRegistryVendor": "confluent", "bindingVersion": "0.5.0"}}}},
+        "channels": {"orders": {"address": "orders.{region}", "parameters": {"region": {}},
+                                "messages": {"order": {"$ref": "#/components/messages/Order"}}}},
+        "operations": {"readOrders": {"action": "receive", "channel": {"$ref": "#/channels/orders"}}},
+        "components": {"messages": {"Order": {
+            "name": "Order",
+            "payload": {"schemaFormat": "application/vnd.apache.avro;version=1.9.0", "schema": ORDER_V2},
+            "bindings": {"kafka": {"schemaIdLocation": "payload", "schemaIdPayloadEncoding": "confluent",
+                                   "bindingVersion": "0.5.0"}}}}},
+    }
+    return json.dumps(doc)
+
+
+def realistic_end_to_end(spark, total: int = 1_000_000, runs: int = 3, out: dict | None = None,
+                         label: str | None = None) -> dict:
+    """records/s of the source (noop sink) and of a raw consume loop on the realistic order
+    schema (two writer versions per partition), same broker, same run."""
+    from connector.kafka import EmbeddedKafka, KafkaOffsetReader
+    from registry import RegistryServer
+
+    out = {} if out is None else out
+    label = label or f"{total:,}"
+    topics = max(1, -(-total // ORDERS_PER_TOPIC))
+    with RegistryServer() as registry, EmbeddedKafka() as kafka:
+        v1 = registry.register("orders-value", json.dumps(ORDER_V1))
+        v2 = registry.register("orders-value", json.dumps(ORDER_V2))
+        per_part = total // (topics * 4)
+        half = per_part // 2
+        old, new = _order_frames(half, v1, ORDER_V1, 1), _order_frames(per_part - half, v2, ORDER_V2, 2)
+        names = [f"orders.r{t}" for t in range(topics)]
+        for name in names:
+            for p in range(4):  # v1 first, then v2: the writer changes mid-partition
+                kafka.produce_many(name, old + new, partition=p, flush=False)
+        kafka.flush()
+        with KafkaOffsetReader(kafka.conf) as r:
+            tps = r.partitions_for(names)
+            ends, lows = r.latest(tps), r.earliest(tps)
+        produced = sum(ends.values())
+        if any(lows.values()) or produced != per_part * topics * 4:
+            raise RuntimeError(f"mock broker dropped records (low watermarks {lows})")
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write(_orders_document(kafka.bootstrap_servers, registry.url))
+            doc_path = f.name
+
+        def reader():
+            return spark.read.format("asyncapi-kafka").option("asyncapi", doc_path).option("channel", "orders")
+
+        def spark_read():
+            reader().load().write.format("noop").mode("overwrite").save()
+
+        import pyspark_asyncapi_kafka  # noqa: F401
+
+        df = reader().load()
+        n_rows = df.count()  # warm-up: workers, consumers, schemas
+        if n_rows != produced:
+            raise RuntimeError(f"source read {n_rows} rows, {produced} produced")
+        row = df.where("value.channel = 'APP'").select("value.*").limit(1).collect()
+        if not row or row[0]["total"] is None:
+            raise RuntimeError(f"v2 rows did not decode: {row}")
+        bad = df.where("_error IS NOT NULL").count() if "_error" in df.columns else 0
+        if bad:
+            raise RuntimeError(f"{bad} rows failed to decode")
+        floor_path = _predecoded(doc_path, names[0])
+        raw = _timed(lambda: raw_loop(kafka.conf, ends), runs)
+        src = _timed(spark_read, runs)
+        out[f"spark e2e orders {label}: raw confluent-kafka consume loop"] = produced / statistics.median(raw)
+        out[f"spark e2e orders {label}: asyncapi-kafka source -> noop (local[2])"] = \
+            produced / statistics.median(src)
+        os.unlink(doc_path)
+    # Spark's own floor for this output: the same decoded batches, read from a file by a trivial
+    # Python data source (no Kafka, no decoding), same partition count and rows.
+    spark.dataSource.register(PredecodedSource)
+    try:
+        def floor():
+            (spark.read.format("bench-predecoded").option("path", floor_path)
+             .option("partitions", str(topics * 4)).load().write.format("noop").mode("overwrite").save())
+        floor()
+        out[f"spark e2e orders {label}: Spark floor (pre-decoded Arrow batches -> noop)"] = \
+            produced / statistics.median(_timed(floor, runs))
+    finally:
+        os.unlink(floor_path)
+    return out
+
+
+def _predecoded(doc_path: str, topic: str) -> str:
+    """Our source's output batches for partition 0 of ``topic``, read in this process and
+    written to an Arrow IPC file (for :class:`PredecodedSource`)."""
+    from connector.spark._source import AsyncApiKafkaDataSource
+
+    ds = AsyncApiKafkaDataSource({"asyncapi": doc_path, "channel": "orders"})
+    reader = ds.reader(ds.schema())
+    part = next(p for p in reader.partitions() if p.topic == topic and p.partition == 0)
+    batches = list(reader.read(part))
+    fd, path = tempfile.mkstemp(suffix=".arrow")
+    os.close(fd)
+    with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return path
+
+
+def _predecoded_classes():
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class PredecodedReader(DataSourceReader):
+        def __init__(self, path, n):
+            self.path, self.n = path, n
+
+        def partitions(self):
+            return [InputPartition(i) for i in range(self.n)]
+
+        def read(self, partition):
+            with pa.memory_map(self.path) as src:
+                yield from pa.ipc.open_file(src).read_all().to_batches()
+
+    class PredecodedSource(DataSource):
+        """Yields the batches of an Arrow IPC file in every partition: Spark's floor."""
+
+        @classmethod
+        def name(cls):
+            return "bench-predecoded"
+
+        def schema(self):
+            from pyspark.sql.pandas.types import from_arrow_schema
+            with pa.memory_map(self.options["path"]) as src:
+                return from_arrow_schema(pa.ipc.open_file(src).schema)
+
+        def reader(self, schema):
+            return PredecodedReader(self.options["path"], int(self.options["partitions"]))
+
+    return PredecodedSource
+
+
+try:
+    PredecodedSource = _predecoded_classes()
+except ImportError:  # pyspark missing: only the Spark benchmarks need it
+    PredecodedSource = None
+
+
 def column_function(spark, n: int = 200_000, runs: int = 3, out: dict | None = None) -> dict:
     """records/s of ``from_registry`` in Spark vs the decode path alone on the same bytes."""
     from connector.decode import DecodeOptions, build_decoder
@@ -187,6 +389,8 @@ def main() -> None:
     spark = spark_session()
     out: dict[str, float] = {}
     try:
+        for n in ((40_000,) if args.quick else (40_000, 1_000_000)):
+            realistic_end_to_end(spark, n, runs=1 if args.quick else 3, out=out)
         end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
         column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
     finally:

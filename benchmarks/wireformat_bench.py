@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from wireformat import encode_frame, header_for_id, parse_frames  # noqa: E402
+from wireformat import encode_frame, header_for_id, parse_frames
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 GOAL_RATE = 10_000_000

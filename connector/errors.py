@@ -53,7 +53,10 @@ class AsyncApiDocumentError(AsyncApiKafkaError, ValueError):
     """
 
     def __init__(self, message: str, *, path: str | None = None):
-        full = f"{message} (at {path})" if path else message
+        from registry import redact_text
+
+        # Messages quote $ref URLs and server addresses as written: never their userinfo.
+        full = redact_text(f"{message} (at {path})" if path else message)
         super().__init__(full)
         self.path = path
 
@@ -92,7 +95,17 @@ class DecodeError(AsyncApiKafkaError):
 
 
 class KafkaReadError(AsyncApiKafkaError):
-    """Kafka could not be read: broker unreachable, topic missing, fatal client error."""
+    """Kafka could not be read: broker unreachable, topic missing, fatal client error.
+
+    The environment's fault: fails the job in every mode. Messages never carry userinfo.
+    """
+
+    fault = "environment"
+
+    def __init__(self, message: str, *args):
+        from registry import redact_text
+
+        super().__init__(redact_text(message), *args)
 
 
 class DataLossError(AsyncApiKafkaError):

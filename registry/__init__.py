@@ -12,30 +12,37 @@ Examples
 from registry._apicurio import ApicurioRegistry
 from registry._base import SchemaRegistry
 from registry._cache import CachingRegistry, clear_clients, client_for, make_backend
-from registry._config import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES, RegistryConfig, redact_url
+from registry._config import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES, RegistryConfig
 from registry._confluent import ConfluentRegistry, IncompatibleSchemaError, InvalidSchemaError
 from registry._errors import (
+    ENVIRONMENT_FAULT,
+    RECORD_FAULT,
     RegistryAuthError,
     RegistryConfigError,
     RegistryError,
+    RegistryProtocolError,
     RegistryTLSError,
     RegistryUnavailable,
     SchemaNotFound,
     SchemaParseError,
+    is_records_fault,
 )
 from registry._file import FileRegistry, export_snapshot
 from registry._glue import GlueRegistry
+from registry._redact import redact_servers, redact_text, redact_url, split_userinfo, strip_userinfo
 from registry._server import RegistryServer
 from registry._strategy import SubjectNameStrategy, subject_name
 from registry._types import CacheStats, Schema, SchemaReference, SchemaType, Secret
 
 __all__ = [
     "SchemaType", "Schema", "SchemaReference", "Secret", "CacheStats",
-    "RegistryConfig", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES", "redact_url",
+    "RegistryConfig", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES",
+    "redact_url", "redact_servers", "redact_text", "split_userinfo", "strip_userinfo",
     "SchemaRegistry", "ConfluentRegistry", "ApicurioRegistry", "GlueRegistry", "FileRegistry",
     "CachingRegistry", "client_for", "make_backend", "clear_clients",
     "export_snapshot", "RegistryServer", "SubjectNameStrategy", "subject_name",
     "RegistryError", "SchemaNotFound", "RegistryAuthError", "RegistryUnavailable",
-    "SchemaParseError", "RegistryConfigError", "RegistryTLSError",
+    "SchemaParseError", "RegistryConfigError", "RegistryTLSError", "RegistryProtocolError",
+    "RECORD_FAULT", "ENVIRONMENT_FAULT", "is_records_fault",
     "IncompatibleSchemaError", "InvalidSchemaError",
 ]

@@ -10,7 +10,7 @@ import re
 
 from registry._config import RegistryConfig
 from registry._confluent import ConfluentRegistry
-from registry._errors import SchemaNotFound, SchemaParseError
+from registry._errors import RegistryProtocolError, SchemaNotFound, SchemaParseError
 from registry._types import Schema, SchemaReference, SchemaType, schema_type_of
 
 __all__ = ["ApicurioRegistry", "sniff_schema_type"]
@@ -97,4 +97,4 @@ class ApicurioRegistry(ConfluentRegistry):
             return tuple(SchemaReference(str(r["name"]), str(r["artifactId"]), int(r["version"]))
                          for r in (doc or ()))
         except (KeyError, TypeError, ValueError) as e:
-            raise SchemaParseError("malformed Apicurio references answer") from e
+            raise RegistryProtocolError("malformed Apicurio references answer") from e

@@ -6,7 +6,7 @@ import enum
 import uuid
 from collections.abc import Callable
 
-from registry._errors import RegistryConfigError, SchemaParseError
+from registry._errors import RegistryConfigError, RegistryProtocolError, SchemaParseError
 from registry._types import CacheStats, Schema
 
 __all__ = ["SchemaRegistry", "guid_text", "framing_name", "MAX_REFERENCES"]
@@ -33,10 +33,6 @@ def framing_name(framing) -> str:
     return str(framing)
 
 
-_BY_ID = frozenset({"confluent"})
-_BY_GUID = frozenset({"confluent-guid", "header-confluent", "glue"})
-_BY_GLOBAL = frozenset({"apicurio-legacy", "header-apicurio-global"})
-_BY_CONTENT = frozenset({"apicurio-new", "header-apicurio-content"})
 
 
 class SchemaRegistry(abc.ABC):
@@ -73,7 +69,23 @@ class SchemaRegistry(abc.ABC):
     def list_versions(self, subject: str) -> list[int]:
         """Versions registered under ``subject``, ascending."""
 
-    def close(self) -> None:
+    def verify_registry(self) -> None:
+        """Prove the peer is a schema registry with a known-good call (the subject listing).
+
+        :class:`~registry.CachingRegistry` calls this once before believing a "not found":
+        a wrong URL (any web server) answers 404 for every id, and taking that as the
+        records' fault would drop every record.
+
+        Raises
+        ------
+        RegistryError
+            The peer did not answer like a registry (404, non-JSON, wrong shape), or could
+            not be asked (unreachable, auth, TLS).
+        """
+        if not isinstance(self.list_subjects(), list):
+            raise RegistryProtocolError("the subject listing is not a list: is this a schema registry?")
+
+    def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing
         """Release connections (idempotent)."""
 
     def stats(self) -> CacheStats:
@@ -117,15 +129,21 @@ class SchemaRegistry(abc.ABC):
         RegistryConfigError
             For framings that carry no schema id (``none``, ``auto``).
         """
+        from wireformat import Framing
+
         framing, ident = key
         name = framing_name(framing)
-        if name in _BY_ID:
+        try:
+            kind = Framing(name).id_kind
+        except ValueError:
+            kind = None
+        if kind == "id":
             return self.get_schema_by_id(ident)
-        if name in _BY_GUID:
+        if kind == "guid":
             return self.get_schema_by_guid(ident)
-        if name in _BY_GLOBAL:
+        if kind == "global":
             return self.get_schema_by_global_id(ident)
-        if name in _BY_CONTENT:
+        if kind == "content":
             return self.get_schema_by_content_id(ident)
         raise RegistryConfigError(f"framing {name!r} carries no schema id to look up")
 

@@ -4,11 +4,18 @@ Schemas by id / GUID / subject version never change, so they are cached forever 
 bounded, LRU). Concurrent misses for one key are coalesced into one backend call. "Not found"
 answers are cached briefly (a producer may register the schema a moment later); 5xx and other
 errors are never cached. ``latest`` lookups and subject listings expire after a TTL.
+
+A "not found" is believed (the records' fault: a row error) only once the peer has proven to
+be a registry: by any good answer, or else by one check of the subject listing per client
+(:meth:`CachingRegistry.verify`). A peer that fails the check raises an environment error
+(``RegistryProtocolError``, or the check's own unavailability/auth/TLS error), which fails
+the job in every mode.
 """
 from __future__ import annotations
 
 import collections
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +23,8 @@ from typing import Any
 
 from registry._base import SchemaRegistry, guid_text
 from registry._config import RegistryConfig
-from registry._errors import RegistryConfigError, SchemaNotFound
+from registry._errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
+                              SchemaNotFound)
 from registry._types import CacheStats, Schema
 
 __all__ = ["CachingRegistry", "client_for", "make_backend", "clear_clients"]
@@ -32,15 +40,15 @@ class _Flight:
 
 
 class _NotFound:
-    __slots__ = ("expires", "status", "error_code", "url", "message")
+    __slots__ = ("expires", "status", "error_code", "url", "message", "fault")
 
     def __init__(self, exc: SchemaNotFound, expires: float):
         self.expires, self.status, self.error_code = expires, exc.status, exc.error_code
-        self.url, self.message = exc.url, str(exc)
+        self.url, self.message, self.fault = exc.url, str(exc), exc.fault
 
     def raise_(self):
         raise SchemaNotFound(self.message + " (cached)", status=self.status,
-                             error_code=self.error_code, url=self.url)
+                             error_code=self.error_code, url=self.url, fault=self.fault)
 
 
 class CachingRegistry(SchemaRegistry):
@@ -74,12 +82,15 @@ class CachingRegistry(SchemaRegistry):
         self._lock = threading.Lock()
         self._bound = config.cache_max_entries
         # key -> Schema (forever) ; key -> (expires, value) for TTL entries ; key -> _NotFound
-        self._forever: dict = collections.OrderedDict() if self._bound else {}
+        # Ordered for the LRU bound (move_to_end/popitem(last=False)); unused order otherwise.
+        self._forever: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self._ttl: dict = {}
         self._missing: dict = {}
         self._flights: dict[Any, _Flight] = {}
         self._by_key: dict = {}  # SchemaKey -> Schema, the hot path of lookup()
         self._hits = self._misses = self._requests = self._errors = self._coalesced = 0
+        self._verified = False  # the peer has answered like a registry at least once
+        self._verify_lock = threading.Lock()
 
     # -- the cache core ------------------------------------------------------------------
     def _get(self, key, fetch: Callable[[], Any], ttl: float | None = None, backend: bool = False,
@@ -114,7 +125,7 @@ class CachingRegistry(SchemaRegistry):
             leader = flight is None
             if not backend:
                 self._misses += 1
-            if leader:
+            if flight is None:
                 flight = self._flights[key] = _Flight()
                 if backend:
                     self._requests += 1
@@ -128,6 +139,16 @@ class CachingRegistry(SchemaRegistry):
         try:
             value = fetch()
         except BaseException as e:
+            if backend and isinstance(e, SchemaNotFound) and not e.is_records_fault:
+                try:
+                    self._believe(e)
+                except BaseException as env:
+                    with self._lock:
+                        self._errors += 1
+                        del self._flights[key]
+                    flight.error = env
+                    flight.event.set()
+                    raise env from e
             with self._lock:
                 if backend:
                     self._errors += 1
@@ -137,6 +158,8 @@ class CachingRegistry(SchemaRegistry):
             flight.error = e
             flight.event.set()
             raise
+        if backend:
+            self._verified = True  # a parsed schema or listing: the peer speaks the protocol
         with self._lock:
             if not store:
                 pass
@@ -150,6 +173,40 @@ class CachingRegistry(SchemaRegistry):
         flight.value = value
         flight.event.set()
         return value
+
+    # -- is the peer a registry? ----------------------------------------------------------
+    def verify(self) -> None:
+        """Check once per client that the peer is a schema registry (see the module doc).
+
+        Raises
+        ------
+        RegistryProtocolError
+            The subject listing is missing (404) or not a registry's answer.
+        RegistryError
+            The check could not be made (unavailable, auth, TLS): the environment's fault.
+        """
+        if self._verified:
+            return
+        with self._verify_lock:
+            if self._verified:
+                return
+            try:
+                self.backend.verify_registry()
+            except SchemaNotFound as e:
+                raise RegistryProtocolError(
+                    f"the subject listing is not found either ({e}): this is not a schema registry, "
+                    "check schema.registry.url", status=e.status, url=e.url) from None
+            self._verified = True
+
+    def _believe(self, e: SchemaNotFound) -> None:
+        """Mark ``e`` as the records' fault once the peer is proven to be a registry."""
+        try:
+            self.verify()
+        except RegistryError as env:
+            if sys.version_info >= (3, 11):  # notes are 3.11+; on 3.10 the error stands alone
+                env.add_note(f"checked because the registry answered: {e}")
+            raise
+        e.fault = RECORD_FAULT
 
     # -- backend hooks: coalesced and negatively cached; only subject versions are stored
     # here (reference resolution reads them), id lookups are stored resolved, below.

@@ -7,8 +7,10 @@ import logging
 import socket
 import urllib.parse
 from collections.abc import Mapping
+from typing import Any
 
 from registry._errors import RegistryConfigError
+from registry._redact import redact_url
 from registry._types import Secret
 
 __all__ = ["RegistryConfig", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES", "VENDORS",
@@ -52,8 +54,12 @@ _OPTIONS: dict[str, tuple[str, str]] = {
     _P + "glue.session.token": ("glue_session_token", "secret"),
     _P + "file.path": ("file_path", "str"),
 }
-REGISTRY_OPTION_NAMES: frozenset[str] = frozenset(_OPTIONS)
-SECRET_OPTION_NAMES: frozenset[str] = frozenset(k for k, (_, kind) in _OPTIONS.items() if kind == "secret")
+# The documented spelling of basic auth: Spark's default redaction regex hides a "password"
+# option but not Confluent's "basic.auth.user.info" ("user:password"); both are accepted.
+_USER, _PASSWORD = _P + "basic.auth.username", _P + "basic.auth.password"
+REGISTRY_OPTION_NAMES: frozenset[str] = frozenset(_OPTIONS) | {_USER, _PASSWORD}
+SECRET_OPTION_NAMES: frozenset[str] = frozenset(
+    k for k, (_, kind) in _OPTIONS.items() if kind == "secret") | {_PASSWORD}
 
 _METADATA_HOSTS = {"metadata.google.internal", "metadata.goog", "metadata"}
 _BLOCKED_NETS = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"),
@@ -178,12 +184,12 @@ class RegistryConfig:
             _check_literal(host)
 
     @classmethod
-    def from_options(cls, options: Mapping[str, str]) -> "RegistryConfig":
+    def from_options(cls, options: Mapping[str, Any]) -> "RegistryConfig":
         """Parse ``schema.registry.*`` options (other keys are ignored).
 
         Parameters
         ----------
-        options : Mapping[str, str]
+        options : Mapping[str, str or Secret]
             Option names are matched case-insensitively.
 
         Raises
@@ -191,9 +197,18 @@ class RegistryConfig:
         RegistryConfigError
             Unknown ``schema.registry.*`` name (the message lists the valid ones) or bad value.
         """
-        kwargs: dict[str, object] = {}
-        for raw_key, value in options.items():
-            key = str(raw_key).strip().lower()
+        kwargs: dict[str, Any] = {}
+        opts: dict[str, Any] = {str(k).strip().lower(): v for k, v in options.items()}
+        user, password = opts.pop(_USER, None), opts.pop(_PASSWORD, None)
+        if (user is None) != (password is None):
+            raise RegistryConfigError(f"options {_USER!r} and {_PASSWORD!r} go together")
+        if user is not None:
+            if opts.get(_P + "basic.auth.user.info") is not None:
+                raise RegistryConfigError(f"give either {_USER!r}/{_PASSWORD!r} or "
+                                          f"'{_P}basic.auth.user.info', not both")
+            pw = password.get() if isinstance(password, Secret) else str(password)
+            opts[_P + "basic.auth.user.info"] = Secret(f"{str(user).strip()}:{pw}")
+        for key, value in opts.items():
             if not key.startswith(_P):
                 continue
             if key not in _OPTIONS:
@@ -247,24 +262,6 @@ def split_credentials(url: str) -> tuple[str, str | None]:
     userinfo, _, hostport = parts.netloc.rpartition("@")
     creds = urllib.parse.unquote(userinfo)
     return urllib.parse.urlunsplit(parts._replace(netloc=hostport)), creds
-
-
-def redact_url(url: str | None) -> str | None:
-    """Remove userinfo and query values that look like credentials from a URL."""
-    if url is None:
-        return None
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    netloc = parts.netloc.rpartition("@")[2]
-    query = parts.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        query = urllib.parse.urlencode([(k, "***" if any(s in k.lower() for s in
-                                         ("token", "key", "secret", "pass", "auth", "sig")) else v)
-                                        for k, v in pairs])
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _blocked_ip(text: str) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig
-from registry._errors import RegistryError, SchemaParseError
+from registry._errors import RegistryError, RegistryProtocolError, SchemaNotFound, SchemaParseError
 from registry._http import HttpTransport
 from registry._types import Schema, SchemaReference, schema_type_of
 
@@ -34,11 +34,13 @@ def schema_from_document(doc: Any, *, schema_id: int | None = None, guid: str | 
 
     Raises
     ------
-    SchemaParseError
-        When required fields are missing or of the wrong type.
+    RegistryProtocolError
+        When required fields are missing or of the wrong type (the peer does not speak the
+        registry's protocol: the environment's fault, not the record's).
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
-        raise SchemaParseError(f"{where} answer has no schema text")
+        raise RegistryProtocolError(f"{where} answer has no schema text: is schema.registry.url a "
+                                    "schema registry?")
     try:
         stype = schema_type_of(doc.get("schemaType"))
         refs = tuple(SchemaReference(str(r["name"]), str(r["subject"]), int(r["version"]))
@@ -53,7 +55,7 @@ def schema_from_document(doc: Any, *, schema_id: int | None = None, guid: str | 
                       version=int(version) if version is not None else None,
                       references=refs)
     except (KeyError, TypeError, ValueError) as e:
-        raise SchemaParseError(f"{where} answer is malformed ({type(e).__name__}: {e})") from e
+        raise RegistryProtocolError(f"{where} answer is malformed ({type(e).__name__}: {e})") from e
 
 
 class ConfluentRegistry(SchemaRegistry):
@@ -102,7 +104,8 @@ class ConfluentRegistry(SchemaRegistry):
     def list_subjects(self) -> list[str]:
         doc = self._http.get_json(f"{self._prefix}/subjects")
         if not isinstance(doc, list):
-            raise SchemaParseError("GET /subjects did not answer a list")
+            raise RegistryProtocolError("GET /subjects did not answer a list: is schema.registry.url a "
+                                        "schema registry?")
         return [str(s) for s in doc]
 
     def list_versions(self, subject: str) -> list[int]:
@@ -110,7 +113,7 @@ class ConfluentRegistry(SchemaRegistry):
         try:
             return sorted(int(v) for v in doc)
         except (TypeError, ValueError) as e:
-            raise SchemaParseError("GET /subjects/{s}/versions did not answer a list of ints") from e
+            raise RegistryProtocolError("GET /subjects/{s}/versions did not answer a list of ints") from e
 
     def register(self, subject: str, text: str, schema_type: str = "AVRO",
                  references: tuple[SchemaReference, ...] = ()) -> int:
@@ -125,7 +128,7 @@ class ConfluentRegistry(SchemaRegistry):
         try:
             return int(doc["id"])
         except (KeyError, TypeError, ValueError) as e:
-            raise SchemaParseError("register answer has no id") from e
+            raise RegistryProtocolError("register answer has no id") from e
 
     def register_schema(self, subject: str, schema: Any, normalize: bool = False) -> int:
         """Register ``schema`` under ``subject`` if absent; return its id.
@@ -170,19 +173,78 @@ class ConfluentRegistry(SchemaRegistry):
             doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}/versions",
                                      params=params, body=body).json()
         except RegistryError as e:
-            kw = {"status": e.status, "error_code": e.error_code, "url": e.url}
             if e.status == 409:
                 raise IncompatibleSchemaError(
                     f"registry refused the schema for subject {subject!r} as incompatible with "
-                    f"its earlier versions: {e}", **kw) from e
+                    f"its earlier versions: {e}", status=e.status, error_code=e.error_code, url=e.url) from e
             if e.status == 422:
                 raise InvalidSchemaError(f"registry refused the schema for subject {subject!r} "
-                                         f"as invalid: {e}", **kw) from e
+                                         f"as invalid: {e}", status=e.status, error_code=e.error_code,
+                                         url=e.url) from e
             raise
         try:
             return int(doc["id"])
         except (KeyError, TypeError, ValueError) as e:
-            raise SchemaParseError("register answer has no id") from e
+            raise RegistryProtocolError("register answer has no id") from e
+
+    # -- subject checks (``asyncapi-kafka check``): the same transport, so auth, TLS, retries
+    # and URL redaction are those of every other call.
+    def lookup_schema_under_subject(self, subject: str, text: str,
+                                    schema_type: str = "AVRO") -> dict[str, Any] | None:
+        """The registered version of ``text`` under ``subject`` (``POST /subjects/{subject}``).
+
+        Returns
+        -------
+        dict or None
+            The registry's answer (``subject``, ``id``, ``version``, ``schema``...), or None when
+            the schema (or the subject) is not registered.
+
+        Raises
+        ------
+        RegistryError
+            The registry could not be asked, or answered something that is not an object.
+
+        Examples
+        --------
+        >>> from registry import RegistryServer, RegistryConfig
+        >>> with RegistryServer() as srv:
+        ...     _ = srv.register("t-value", '"string"')
+        ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).lookup_schema_under_subject(
+        ...         "t-value", '"string"')["version"]
+        1
+        """
+        try:
+            doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}",
+                                     body=_schema_body(text, schema_type)).json()
+        except SchemaNotFound:
+            return None
+        if not isinstance(doc, dict):
+            raise RegistryProtocolError("POST /subjects/{s} did not answer an object")
+        return doc
+
+    def test_compatibility(self, subject: str, text: str, schema_type: str = "AVRO",
+                           version: int | str = "latest") -> tuple[bool, list[str]]:
+        """Whether ``text`` is compatible with ``version`` of ``subject`` under the subject's
+        compatibility level (``POST /compatibility/subjects/{subject}/versions/{version}``).
+
+        Returns
+        -------
+        (bool, list of str)
+            Compatible or not, and the registry's reasons when it gives them.
+
+        Raises
+        ------
+        SchemaNotFound
+            The subject or version does not exist.
+        RegistryError
+            The registry could not be asked, or answered something that is not an object.
+        """
+        v = "latest" if version == "latest" else str(int(version))
+        doc = self._http.request("POST", f"{self._prefix}/compatibility/subjects/{_q(subject)}/versions/{v}",
+                                 body=_schema_body(text, schema_type)).json()
+        if not isinstance(doc, dict):
+            raise RegistryProtocolError("POST /compatibility/... did not answer an object")
+        return doc.get("is_compatible") is True, [str(m) for m in doc.get("messages") or ()]
 
 
 def _registration(schema: Any) -> tuple[str, str, tuple]:
@@ -196,3 +258,11 @@ def _registration(schema: Any) -> tuple[str, str, tuple]:
     stype = str(getattr(raw, "value", raw)).upper()
     stype = {"JSONSCHEMA": "JSON", "PROTO": "PROTOBUF"}.get(stype, stype)
     return text, stype, tuple(getattr(schema, "references", ()) or ())
+
+
+def _schema_body(text: str, schema_type: str) -> dict[str, Any]:
+    # AVRO is the REST API's default type: older registries reject an explicit schemaType.
+    body: dict[str, Any] = {"schema": text}
+    if str(schema_type).upper() != "AVRO":
+        body["schemaType"] = str(schema_type).upper()
+    return body

@@ -1,4 +1,20 @@
-"""Typed registry errors. Messages never carry credentials (URLs are redacted)."""
+"""Typed registry errors. Messages never carry credentials (URLs are redacted).
+
+Each error says whose fault it is (as h11 splits its errors), so callers never have to guess:
+
+==================  ======================================================  ===============
+``fault``           meaning                                                  what a reader does
+==================  ======================================================  ===============
+``"record"``        the record names a schema this (verified) registry does  a row error
+                    not have, or whose text cannot be used                   (mode applies)
+``"environment"``   configuration, network, TLS, auth, or a peer that is     fails the job in
+                    not a schema registry (non-JSON, wrong shape, 404 for    every mode
+                    every path)
+==================  ======================================================  ===============
+
+A ``SchemaNotFound`` is only the record's fault once the registry has proven to be one
+(:class:`registry.CachingRegistry` checks that once per client before believing a 404).
+"""
 from __future__ import annotations
 
 from wireformat import AsyncApiKafkaError
@@ -11,7 +27,15 @@ __all__ = [
     "SchemaParseError",
     "RegistryConfigError",
     "RegistryTLSError",
+    "RegistryProtocolError",
+    "RECORD_FAULT",
+    "ENVIRONMENT_FAULT",
+    "is_records_fault",
 ]
+
+#: ``RegistryError.fault`` values.
+RECORD_FAULT = "record"
+ENVIRONMENT_FAULT = "environment"
 
 
 class RegistryError(AsyncApiKafkaError):
@@ -25,18 +49,33 @@ class RegistryError(AsyncApiKafkaError):
         The registry's own ``error_code`` (Confluent: 40401, 40403, ...).
     url : str or None
         The URL that was asked, with any credentials removed.
+    fault : str
+        ``"record"`` (a row error) or ``"environment"`` (fails the job); see the module doc.
     """
 
+    fault = ENVIRONMENT_FAULT
+
     def __init__(self, message: str, *, status: int | None = None,
-                 error_code: int | None = None, url: str | None = None):
+                 error_code: int | None = None, url: str | None = None, fault: str | None = None):
         super().__init__(message)
         self.status = status
         self.error_code = error_code
         self.url = url
+        if fault is not None:
+            self.fault = fault
+
+    @property
+    def is_records_fault(self) -> bool:
+        """True when only the records that named this schema are to blame (a row error)."""
+        return self.fault == RECORD_FAULT
 
 
 class SchemaNotFound(RegistryError):
-    """Schema id, subject or version does not exist (Confluent 40401/40402/40403)."""
+    """Schema id, subject or version does not exist (Confluent 40401/40402/40403).
+
+    The environment's fault until the registry is verified: a wrong URL pointing at any web
+    server answers 404 for every id, and believing it would drop every record.
+    """
 
 
 class RegistryAuthError(RegistryError):
@@ -48,7 +87,17 @@ class RegistryUnavailable(RegistryError):
 
 
 class SchemaParseError(RegistryError):
-    """The registry answered, but the schema text it returned cannot be used."""
+    """The registry answered, but the schema it returned cannot be used (reference cycle,
+    unknown type...): the fault of the records that name it."""
+
+    fault = RECORD_FAULT
+
+
+class RegistryProtocolError(SchemaParseError):
+    """The peer does not speak the registry protocol: non-JSON or a wrongly shaped answer on
+    a known endpoint, or 404 for the subject listing too. The URL is wrong: fails the job."""
+
+    fault = ENVIRONMENT_FAULT
 
 
 class RegistryConfigError(RegistryError, ValueError):
@@ -57,3 +106,19 @@ class RegistryConfigError(RegistryError, ValueError):
 
 class RegistryTLSError(RegistryError):
     """TLS handshake or certificate verification failed. Never retried (it is not transient)."""
+
+
+def is_records_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` blames only the records involved (a row error) rather than the job.
+
+    Errors that say nothing about their fault (anything but :class:`RegistryError` and other
+    typed project errors with a ``fault``) are not the records' fault.
+
+    Examples
+    --------
+    >>> is_records_fault(SchemaParseError("reference cycle"))
+    True
+    >>> is_records_fault(RegistryUnavailable("connection refused"))
+    False
+    """
+    return getattr(exc, "fault", None) == RECORD_FAULT

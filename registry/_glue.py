@@ -9,8 +9,8 @@ import threading
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig, check_address
-from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError,
-                              RegistryUnavailable, SchemaNotFound, SchemaParseError)
+from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
+                              RegistryUnavailable, SchemaNotFound)
 from registry._types import Schema, schema_type_of
 
 __all__ = ["GlueRegistry"]
@@ -96,7 +96,12 @@ class GlueRegistry(SchemaRegistry):
                           guid=str(doc.get("SchemaVersionId") or guid).lower(),
                           subject=name, version=int(doc["VersionNumber"]) if "VersionNumber" in doc else None)
         except (KeyError, TypeError, ValueError) as e:
-            raise SchemaParseError(f"malformed Glue get_schema_version answer ({type(e).__name__})") from e
+            raise RegistryProtocolError(f"malformed Glue get_schema_version answer ({type(e).__name__})") from e
+
+    def verify_registry(self) -> None:
+        # Glue's "not found" is a typed AWS error code (EntityNotFoundException) that only
+        # the Glue API sends; a wrong endpoint gives other codes, already the job's fault.
+        return None
 
     def _fetch_by_id(self, schema_id: int) -> Schema:
         raise RegistryConfigError("AWS Glue has no integer schema ids; use the glue framing (UUIDs)")

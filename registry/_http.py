@@ -19,8 +19,8 @@ import requests
 import requests.adapters
 
 from registry._config import RegistryConfig, check_address, redact_url
-from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryTLSError,
-                              RegistryUnavailable, SchemaNotFound, SchemaParseError)
+from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
+                              RegistryTLSError, RegistryUnavailable, SchemaNotFound)
 
 __all__ = ["HttpTransport", "Response"]
 
@@ -44,14 +44,18 @@ class Response:
         try:
             return json.loads(self.body)
         except ValueError as e:
-            raise SchemaParseError(f"registry answered non-JSON from {redact_url(self.url)}",
-                                   status=self.status, url=redact_url(self.url)) from e
+            # A registry always answers JSON on its API paths: an HTML page means the URL
+            # points at something else (a proxy, a web app), which is no record's fault.
+            raise RegistryProtocolError(f"registry answered non-JSON from {redact_url(self.url)}: "
+                                        "is schema.registry.url a schema registry?",
+                                        status=self.status, url=redact_url(self.url)) from e
 
     def text(self) -> str:
         try:
             return self.body.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise SchemaParseError("schema text is not UTF-8", url=redact_url(self.url)) from e
+            raise RegistryProtocolError(f"schema text from {redact_url(self.url)} is not UTF-8",
+                                        url=redact_url(self.url)) from e
 
 
 class _KeyPasswordAdapter(requests.adapters.HTTPAdapter):
@@ -86,7 +90,7 @@ class HttpTransport:
     @staticmethod
     def _make_session(config: RegistryConfig) -> requests.Session:
         s = requests.Session()
-        adapter_kw = {"pool_connections": 4, "pool_maxsize": 32, "max_retries": 0}
+        adapter_kw: dict[str, Any] = {"pool_connections": 4, "pool_maxsize": 32, "max_retries": 0}
         s.headers.update({"Accept": _ACCEPT, "User-Agent": "asyncapi-kafka-registry"})
         if config.basic_auth is not None:
             user, sep, pw = config.basic_auth.get().partition(":")
@@ -255,7 +259,7 @@ def _error_for(resp: Response) -> RegistryError:
     url = redact_url(resp.url)
     text = f"HTTP {resp.status}" + (f" error_code {code}" if code is not None else "") + \
         f" from {url}" + (f": {message}" if message else "")
-    kw = {"status": resp.status, "error_code": code, "url": url}
+    kw: dict[str, Any] = {"status": resp.status, "error_code": code, "url": url}
     if resp.status == 404 or code in (40401, 40402, 40403):
         return SchemaNotFound(text, **kw)
     if resp.status in (401, 403):

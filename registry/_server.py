@@ -95,10 +95,12 @@ class RegistryServer:
         """Stop serving and close the socket (idempotent)."""
         self.resume()
         httpd, self._httpd = self._httpd, None
+        thread, self._thread = self._thread, None
         if httpd is not None:
             httpd.shutdown()
             httpd.server_close()
-            self._thread.join()
+        if thread is not None:
+            thread.join()
 
     def __enter__(self):
         return self.start()
@@ -108,7 +110,9 @@ class RegistryServer:
 
     @property
     def port(self) -> int:
-        return self._httpd.server_address[1]
+        if self._httpd is None:
+            raise RuntimeError("RegistryServer is not started")
+        return int(self._httpd.server_address[1])
 
     @property
     def url(self) -> str:
@@ -358,7 +362,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         # Headers and body go out in two writes; without NODELAY, Nagle + delayed ACK add ~40 ms.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
+    def log_message(self, format, *args):
         pass
 
     def _handle(self, method: str) -> None:
@@ -394,14 +398,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self):  # noqa: N802 - stdlib naming
+    def do_GET(self):
         self._handle("GET")
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self._handle("POST")
 
-    def do_PUT(self):  # noqa: N802
+    def do_PUT(self):
         self._handle("PUT")
 
-    def do_DELETE(self):  # noqa: N802
+    def do_DELETE(self):
         self._handle("DELETE")

@@ -142,6 +142,7 @@ class Secret:
     """
 
     __slots__ = ("_value",)
+    _value: str  # set once through object.__setattr__ (the class refuses assignment)
 
     def __init__(self, value: str):
         if isinstance(value, Secret):

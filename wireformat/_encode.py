@@ -21,7 +21,8 @@ from wireformat._headers import header_name
 __all__ = ["encode_frame", "header_for_id", "encode_protobuf_indexes", "uuid_bytes",
            "frame_payloads", "FramedPayloads"]
 
-_INDEXED = (Framing.CONFLUENT, Framing.CONFLUENT_GUID, Framing.APICURIO_NEW, Framing.APICURIO_LEGACY)
+# Payload framings whose header may be followed by Protobuf message indexes.
+_INDEXED = tuple(f for f in Framing if f.carries_protobuf_indexes and not f.in_header and f is not Framing.AUTO)
 
 
 def uuid_bytes(value) -> bytes:

@@ -77,7 +77,33 @@ class Framing(str, enum.Enum):
         """True when the id is a 16-byte GUID/UUID rather than an integer."""
         return self in (Framing.CONFLUENT_GUID, Framing.GLUE, Framing.HEADER_CONFLUENT)
 
+    @property
+    def id_kind(self) -> str | None:
+        """What the id names in the registry: ``"id"`` (Confluent schema id), ``"guid"``
+        (Confluent GUID, Glue schema version id), ``"global"`` (Apicurio globalId),
+        ``"content"`` (Apicurio contentId); None for ``auto`` (decided per row) and ``none``."""
+        return _ID_KINDS.get(self)
 
+    @property
+    def id_text(self) -> bool:
+        """True when ids are shown as text (GUIDs; ``auto`` may meet GUIDs), else as integers."""
+        return self.has_guid or self is Framing.AUTO
+
+    @property
+    def carries_protobuf_indexes(self) -> bool:
+        """True when Protobuf payloads in this framing carry Confluent message indexes.
+
+        Confluent's serializers write them after the payload header (``confluent``,
+        ``confluent-guid``) or after the GUID in the header (``header-confluent``); ``auto``
+        meets those per row. Apicurio's Protobuf serde writes its own ``Ref`` message
+        instead, and Glue none, so those framings carry no indexes.
+        """
+        return self in (Framing.CONFLUENT, Framing.CONFLUENT_GUID, Framing.HEADER_CONFLUENT, Framing.AUTO)
+
+
+_ID_KINDS = {Framing.CONFLUENT: "id", Framing.CONFLUENT_GUID: "guid", Framing.HEADER_CONFLUENT: "guid",
+             Framing.GLUE: "guid", Framing.APICURIO_LEGACY: "global", Framing.HEADER_APICURIO_GLOBAL: "global",
+             Framing.APICURIO_NEW: "content", Framing.HEADER_APICURIO_CONTENT: "content"}
 _CODES = {f: i for i, f in enumerate(Framing)}
 _BY_CODE = {i: f for f, i in _CODES.items()}
 
@@ -99,7 +125,7 @@ class ErrorCode(enum.IntEnum):
     TOO_MANY_INDEXES = 11
 
 
-MESSAGES = {
+MESSAGES: dict[int, str] = {
     ErrorCode.NULL_VALUE: "value is null",
     ErrorCode.TOO_SHORT: "value is shorter than its framing header",
     ErrorCode.UNKNOWN_MAGIC: "unknown magic byte (not a schema-registry frame of the configured framing)",

@@ -59,7 +59,7 @@ def parse_glue(view: BinView, rows: np.ndarray, st: RowState, limits: Limits, he
     for r in np.flatnonzero(zipped):
         s = int(view.start[r]) + HEADER_LEN
         code, out = inflate(view.data[s:int(view.end[r])].tobytes(), limits.max_decompressed_bytes)
-        if code:
+        if out is None:  # inflate returns bytes exactly when the code is OK
             st.error[r] = code
         else:
             st.replaced[int(r)] = out

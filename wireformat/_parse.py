@@ -33,7 +33,8 @@ _HEADER_LEN = {Framing.CONFLUENT: 5, Framing.APICURIO_NEW: 5, Framing.APICURIO_L
                Framing.CONFLUENT_GUID: 17, Framing.GLUE: 18}
 _AUTO = ((Framing.CONFLUENT, 0), (Framing.CONFLUENT_GUID, 1), (Framing.GLUE, 3))
 # Framings after whose id header Confluent's Protobuf serializers write message indexes.
-_INDEXED = (Framing.CONFLUENT, Framing.CONFLUENT_GUID, Framing.APICURIO_NEW, Framing.APICURIO_LEGACY)
+# Payload framings whose header may be followed by Protobuf message indexes.
+_INDEXED = tuple(f for f in Framing if f.carries_protobuf_indexes and not f.in_header and f is not Framing.AUTO)
 _UINT32_IDS = {Framing.CONFLUENT.code, Framing.APICURIO_NEW.code}
 _GUID_IDS = {f.code for f in Framing if f.has_guid}
 
@@ -116,9 +117,9 @@ class ParsedFrames:
                 continue
             if fr.has_guid:
                 mat = np.frombuffer(self.guid.buffers()[1], dtype=np.uint8).reshape(-1, 16)
-                keys = mat[self.guid.offset:self.guid.offset + n][rows]
+                keys: np.ndarray = mat[self.guid.offset:self.guid.offset + n][rows]
                 uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-                labels = [bytes(u) for u in uniq]
+                labels: list[bytes] | list[int] = [bytes(u) for u in uniq]
             else:
                 ids = np.frombuffer(self.int_id.buffers()[1], dtype=np.int64)
                 keys = ids[self.int_id.offset:self.int_id.offset + n][rows]

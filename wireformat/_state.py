@@ -34,10 +34,10 @@ class RowState:
         self.skip = np.zeros(n, dtype=np.int64)
         self.int_id = np.zeros(n, dtype=np.int64)
         self.has_int = np.zeros(n, dtype=bool)
-        self.guid = None
+        self.guid: np.ndarray | None = None
         self.has_guid = np.zeros(n, dtype=bool)
         self.replaced: dict[int, bytes] = {}
-        self.header_index_src = None
+        self.header_index_src: tuple | None = None
 
     def fail(self, mask: np.ndarray, code: ErrorCode) -> None:
         """Mark ``code`` on rows in ``mask`` that have no error yet."""
@@ -52,15 +52,16 @@ class RowState:
 
     def set_guid(self, mask: np.ndarray, values: np.ndarray) -> None:
         """Store 16-byte GUIDs on ``mask`` rows; ``values`` is ``(n, 16)`` or ``(mask.sum(), 16)``."""
-        if self.guid is None:
-            self.guid = np.zeros((self.n, 16), dtype=np.uint8)
+        guid = self.guid
+        if guid is None:
+            guid = self.guid = np.zeros((self.n, 16), dtype=np.uint8)
         full = len(values) == self.n
         if full and mask.all():
-            self.guid[:] = values
+            guid[:] = values
         elif full:
-            np.copyto(self.guid, values, where=mask[:, None])
+            np.copyto(guid, values, where=mask[:, None])
         else:
-            self.guid[np.flatnonzero(mask)] = values
+            guid[np.flatnonzero(mask)] = values
         self.has_guid |= mask
 
     def set_int(self, mask: np.ndarray, values: np.ndarray) -> None:

@@ -132,8 +132,11 @@ def parse_kafka_server(node, path: str) -> KafkaServerBinding:
     if url is not None and not url.lower().startswith(("http://", "https://")):
         raise AsyncApiDocumentError(f"schemaRegistryUrl must be an http(s) URL, got {url!r}",
                                     path=join_path(path, "schemaRegistryUrl"))
-    if vendor is not None and url is None:
-        raise AsyncApiDocumentError("schemaRegistryVendor MUST NOT be specified without schemaRegistryUrl",
+    # The rule exists because a REST registry is nothing without its URL; AWS Glue has a
+    # regional default endpoint, so "vendor: aws-glue" alone still says how to find schemas.
+    if vendor is not None and url is None and vendor.lower() not in ("aws-glue", "glue", "aws"):
+        raise AsyncApiDocumentError("schemaRegistryVendor MUST NOT be specified without schemaRegistryUrl "
+                                    "(except aws-glue, whose endpoint is regional)",
                                     path=join_path(path, "schemaRegistryVendor"))
     return KafkaServerBinding(url, vendor.lower() if vendor else None, version, ext)
 

@@ -20,8 +20,8 @@ def _looks_like_path(text: str) -> bool:
 
 
 def load_document(source, *, base_dir: str | os.PathLike | None = None, allow_remote_refs: bool = False,
-                  max_bytes: int = DEFAULT_MAX_BYTES, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH
-                  ) -> AsyncApiDocument:
+                  max_bytes: int = DEFAULT_MAX_BYTES, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH,
+                  ref_root: str | os.PathLike | None = None) -> AsyncApiDocument:
     """Load and validate an AsyncAPI 2.x or 3.x document.
 
     Parameters
@@ -29,8 +29,13 @@ def load_document(source, *, base_dir: str | os.PathLike | None = None, allow_re
     source : str, os.PathLike, bytes or dict
         A file path, YAML/JSON text, or an already parsed mapping (copied).
     base_dir : str, optional
-        Directory relative file ``$ref``\\s are resolved against (default: the file's
-        directory; text and dict sources have none unless given). Refs may not leave it.
+        Directory the document's own relative file ``$ref``\\s are resolved against
+        (default: the file's directory; text and dict sources have none unless given).
+        Refs inside referenced files resolve from those files.
+    ref_root : str, optional
+        Directory file ``$ref``\\s may reach (default: ``base_dir``). It must contain
+        ``base_dir``: it only widens the sandbox, e.g. to the repository root for
+        documents that share bindings through ``../``. Nothing above it is read.
     allow_remote_refs : bool, default False
         Fetch ``http(s)://`` ``$ref``\\s (TLS verified, timeout, size cap, link-local and
         metadata addresses refused). Without it such refs raise, naming the ref and path.
@@ -74,7 +79,8 @@ def load_document(source, *, base_dir: str | os.PathLike | None = None, allow_re
         raise AsyncApiDocumentError("an AsyncAPI document must be a mapping at the top level"
                                     + ("" if path else " (or a path to an existing file)"))
     resolver = RefResolver(raw, base_dir=os.fspath(base_dir) if base_dir is not None else None,
-                           allow_remote_refs=allow_remote_refs, max_bytes=max_bytes, max_ref_depth=max_ref_depth)
+                           allow_remote_refs=allow_remote_refs, max_bytes=max_bytes, max_ref_depth=max_ref_depth,
+                           ref_root=os.fspath(ref_root) if ref_root is not None else None)
     return AsyncApiDocument(raw, resolver, path)
 
 

@@ -13,6 +13,7 @@ schema only matters to the channels that use it.
 from __future__ import annotations
 
 import re
+from typing import Literal, overload
 
 from connector.errors import AsyncApiDocumentError
 
@@ -67,7 +68,9 @@ class AsyncApiDocument:
                                         "(2.x and 3.x are supported)", path="asyncapi")
         self.version = version
         self.major = int(version[0])
-        info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
+        info = raw.get("info")
+        if not isinstance(info, dict):
+            info = {}
         self.title = info.get("title") if isinstance(info.get("title"), str) else None
         dct = raw.get("defaultContentType")
         self.default_content_type = dct if isinstance(dct, str) else None
@@ -98,6 +101,12 @@ class AsyncApiDocument:
         if not isinstance(node, dict):
             raise AsyncApiDocumentError(f"{what} must be an object", path=path)
         return node
+
+    @overload
+    def _str(self, obj: dict, key: str, path: str, required: Literal[True]) -> str: ...
+
+    @overload
+    def _str(self, obj: dict, key: str, path: str, required: bool = False) -> str | None: ...
 
     def _str(self, obj: dict, key: str, path: str, required: bool = False) -> str | None:
         v = obj.get(key)
@@ -170,7 +179,9 @@ class AsyncApiDocument:
     def _security_scheme(self, node, name: str, path: str) -> SecurityScheme:
         obj = self._obj(node, path, "security scheme")
         stype = self._str(obj, "type", path, required=True)
-        flows = obj.get("flows") if isinstance(obj.get("flows"), dict) else {}
+        flows = obj.get("flows")
+        if not isinstance(flows, dict):
+            flows = {}
         return SecurityScheme(name, stype, obj.get("description") if isinstance(obj.get("description"), str)
                               else None, flows, self._str(obj, "openIdConnectUrl", path),
                               {k: v for k, v in obj.items() if k.startswith("x-")}, path)
@@ -260,7 +271,7 @@ class AsyncApiDocument:
     def _kafka_pulsar(self, obj: dict, path: str, parse_kafka, parse_pulsar):
         """The Kafka and Pulsar bindings of a server or channel, parsed (None where absent)."""
         bindings, bpath = self._bindings(obj, path)
-        out = []
+        out: list = []
         for proto, parse in (("kafka", parse_kafka), ("pulsar", parse_pulsar)):
             if bindings.get(proto) is None:
                 out.append(None)
@@ -309,17 +320,17 @@ class AsyncApiDocument:
         spath = join_path(path, "servers")
         if not isinstance(node, list):
             raise AsyncApiDocumentError("servers must be an array", path=spath)
-        names = []
+        names: list[str] = []
         for i, item in enumerate(node):
             ipath = join_path(spath, i)
             if isinstance(item, str) and self.major == 2:
-                name = item
+                name: str | None = item
             elif is_ref(item):
                 _, _, chain = self._follow(item, ipath)
                 name = next((self._server_locs[loc] for loc in chain if loc in self._server_locs), None)
             else:
                 name = None
-            if name not in self.servers:
+            if name is None or name not in self.servers:
                 raise AsyncApiDocumentError(f"channel refers to an unknown server {item!r} "
                                             f"(servers: {', '.join(self.servers) or 'none'})", path=ipath)
             names.append(name)
@@ -409,12 +420,12 @@ class AsyncApiDocument:
             raise AsyncApiDocumentError(f"operation channel {op['channel']['$ref']!r} is not a channel "
                                         "of this document", path=cpath)
         channel = self.channels[cname]
-        keys = None
+        keys: tuple[str, ...] | None = None
         if op.get("messages") is not None:
             mpath = join_path(path, "messages")
             if not isinstance(op["messages"], list):
                 raise AsyncApiDocumentError("messages must be an array", path=mpath)
-            keys = []
+            found_keys: list[str] = []
             for i, mref in enumerate(op["messages"]):
                 ipath = join_path(mpath, i)
                 if not is_ref(mref):
@@ -425,8 +436,8 @@ class AsyncApiDocument:
                 if not found:
                     raise AsyncApiDocumentError(f"message {mref['$ref']!r} is not a message of channel "
                                                 f"{cname!r}", path=ipath)
-                keys.append(found[0])
-            keys = tuple(keys)
+                found_keys.append(found[0])
+            keys = tuple(found_keys)
         self.operations[name] = Operation(name, action, cname, keys, self._operation_bindings(op, path), path,
                                           name)
 

@@ -77,9 +77,10 @@ def check_value(name: str, value, param) -> str:
     return value
 
 
-def check_topic(topic: str, path: str) -> str:
+def check_topic(topic: str, path: str, address: str | None = None) -> str:
     if not topic or len(topic) > MAX_TOPIC_LENGTH or not _TOPIC_CHARS.match(topic) or topic in (".", ".."):
-        raise AsyncApiDocumentError(f"{topic!r} is not a valid Kafka topic name (1-{MAX_TOPIC_LENGTH} "
+        what = f"{topic!r}" if address is None or address == topic else f"address {address!r} (part {topic!r})"
+        raise AsyncApiDocumentError(f"{what} is not a valid Kafka topic name (1-{MAX_TOPIC_LENGTH} "
                                     "letters, digits, '.', '_', '-')", path=path)
     return topic
 
@@ -104,12 +105,14 @@ def expand_address(address: str, parameters: dict, given: dict | None, path: str
     parts = re.split(r"\{([^{}]*)\}", address)
     if all(n in fixed for n in names):
         topic = "".join(fixed[p] if i % 2 else p for i, p in enumerate(parts))
-        return (check_topic(topic, path),), None, tuple(names), (), fixed
-    regex, groups, used = ["^"], [], {}
+        return (check_topic(topic, path, address if names else None),), None, tuple(names), (), fixed
+    regex = ["^"]
+    groups: list[tuple[str, str]] = []
+    used: dict[str, str] = {}
     for i, part in enumerate(parts):
         if i % 2 == 0:
             if part and not _TOPIC_CHARS.match(part):
-                check_topic(part, path)
+                check_topic(part, path, address)
             regex.append(re.escape(part))
         elif part in fixed:
             regex.append(re.escape(fixed[part]))

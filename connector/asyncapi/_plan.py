@@ -2,15 +2,43 @@
 from __future__ import annotations
 
 import difflib
+import logging
+import re
+
+from registry import split_userinfo, strip_userinfo
 
 from connector.errors import AsyncApiDocumentError, ConfigError
 
 from connector.asyncapi._model import KAFKA_PROTOCOLS, AsyncApiDocument
-from connector.asyncapi._params import expand_address
+from connector.asyncapi._params import check_topic, expand_address
 from connector.asyncapi._readplan import ReadPlan, vendor_family
 from connector.asyncapi._refs import join_path
 from connector.asyncapi._schema import build_key_schema, message_spec
 from connector.asyncapi._security import kafka_security
+
+
+log = logging.getLogger("asyncapi_kafka")
+_WARNED: set[tuple[str, str]] = set()  # (document path, redacted value): warn once per process
+
+_CREDENTIALS_HOW = ("credentials never come from the document: pass them as the options "
+                    "'kafka.sasl.username' and 'kafka.sasl.password' (with the server's SASL security "
+                    "scheme or 'kafka.security.protocol'/'kafka.sasl.mechanism')")
+_REGISTRY_CREDENTIALS_HOW = ("credentials never come from the document: pass them as the options "
+                             "'schema.registry.basic.auth.username' and 'schema.registry.basic.auth.password'")
+
+
+def _without_credentials(value: str | None, path: str, how: str, ignored: list, servers: bool) -> str | None:
+    """``value`` without ``user:password@``; a document's userinfo is ignored with one warning."""
+    if not value:
+        return value
+    clean, had = strip_userinfo(value) if servers else split_userinfo(value)
+    if had:
+        ignored.append((path, "credentials in the address were ignored: " + how))
+        if (path, clean) not in _WARNED:
+            _WARNED.add((path, clean))
+            log.warning("the AsyncAPI document's %s carries credentials (user:password@); they were "
+                        "ignored and removed from the address: %s", path, how)
+    return clean
 
 
 def _config_text(v) -> str:
@@ -125,6 +153,57 @@ def _agree(messages, attr: str, what: str):
     return values.pop() if values else None
 
 
+def _topics(ch, address, addr_path: str, params: dict | None, topic: str | None):
+    """``expand_address`` of the channel, with the ``topic`` option applied.
+
+    ``topic`` names the topic of a channel whose address is unknown (``address: null``)
+    or not a legal topic name (``user/signedup``). On a usable address it must be one of
+    the address's topics (a templated address then fills its parameters from it, as
+    ``channel.param.*`` would); it never silently reads another channel's topic.
+    """
+    if topic is None:
+        if address is None:
+            raise AsyncApiDocumentError(
+                f"channel {ch.name!r} has no address: its topic is only known at run time; "
+                "give it with the option topic=", path=join_path(ch.path, "address"))
+        try:
+            return expand_address(address, ch.parameters, params, addr_path)
+        except AsyncApiDocumentError as e:
+            if "not a valid Kafka topic name" not in str(e):
+                raise
+            raise AsyncApiDocumentError(f"{e}; give the topic to read with the option topic=",
+                                        path=e.path) from e
+    topic = topic.strip()
+    try:
+        check_topic(topic, "topic")
+    except AsyncApiDocumentError as e:
+        raise ConfigError(f"option topic: {e}") from None
+    usable = None
+    if address is not None:
+        try:
+            usable = expand_address(address, ch.parameters, params, addr_path)
+        except AsyncApiDocumentError:
+            usable = None  # not a legal topic name: the option replaces it
+    if usable is None:
+        if params:
+            raise ConfigError(f"channel {ch.name!r} has no usable address, so channel.param.* options "
+                              f"do not apply; the option topic={topic!r} names the topic")
+        return (topic,), None, (), (), {}
+    topics, pattern, names, groups, fixed = usable
+    if pattern is None:
+        if topic not in topics:
+            raise ConfigError(f"option topic={topic!r} is not the address {address!r} of channel {ch.name!r} "
+                              f"(topic {topics[0]!r}); leave the option out")
+        return usable
+    m = re.match(pattern, topic)
+    if m is None:
+        raise ConfigError(f"option topic={topic!r} does not match the address {address!r} of channel "
+                          f"{ch.name!r}")
+    values = dict(fixed)
+    values.update({name: m.group(group) for group, name in groups})
+    return (topic,), None, names, (), values
+
+
 def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: str | None = None,
               message: str | None = None, server: str | None = None, params: dict | None = None,
               topic: str | None = None, require_schemas: bool = True) -> ReadPlan:
@@ -148,7 +227,9 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
     params : dict, optional
         Address parameter values; all given gives one concrete topic, otherwise a regex.
     topic : str, optional
-        Topic to use for a channel whose address is unknown (``address: null``).
+        Topic to read for a channel whose address is unknown (``address: null``) or not a
+        legal Kafka topic name; on a templated address it must match the template and
+        gives the parameter values (as ``params`` would).
     require_schemas : bool, default True
         When False, a payload/headers/key schema that cannot be resolved (typically a
         remote ``$ref`` without ``allow_remote_refs``) is left out (``None``) and listed in
@@ -189,19 +270,20 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
     srv = _pick_server(doc, ch, server)
     op = _pick_operation(doc, ch, explicit)
     address = ch.kafka.topic if ch.kafka is not None and ch.kafka.topic else ch.address
-    if topic is not None:
-        address = topic
-    if address is None:
-        raise AsyncApiDocumentError(f"channel {ch.name!r} has no address: its topic is only known at run time; "
-                                    "give it with topic=", path=join_path(ch.path, "address"))
     addr_path = join_path(ch.path, "bindings.kafka.topic" if ch.kafka is not None and ch.kafka.topic
                           else "address")
-    topics, pattern, names, groups, fixed = expand_address(address, ch.parameters, params, addr_path)
+    topics, pattern, names, groups, fixed = _topics(ch, address, addr_path, params, topic)
+    if topic is not None and address is None:
+        address = topic
 
     messages = _pick_messages(ch, explicit, message, explicit is not None)
     registry_url = srv.kafka.schema_registry_url if srv is not None and srv.kafka is not None else None
     vendor_raw = srv.kafka.schema_registry_vendor if srv is not None and srv.kafka is not None else None
-    if srv is not None and registry_url is None:
+    warnings: list[tuple[str, str]] = []
+    if srv is not None and registry_url is None and vendor_family(vendor_raw) != "aws-glue":
+        # The binding's MUST NOT protects readers from ids they cannot resolve; a registry
+        # given through options resolves them, so this is a warning here and an error at
+        # load() only when no registry is configured at all (see connector.spark._setup).
         for m in messages:
             if m.kafka is None:
                 continue
@@ -209,9 +291,9 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
                                      ("schema_id_payload_encoding", "schemaIdPayloadEncoding"),
                                      ("schema_lookup_strategy", "schemaLookupStrategy")):
                 if getattr(m.kafka, attr) is not None:
-                    raise AsyncApiDocumentError(
-                        f"{field_name} MUST NOT be specified when server {srv.name!r} has no schemaRegistryUrl",
-                        path=join_path(m.path, f"bindings.kafka.{field_name}"))
+                    warnings.append((join_path(m.path, f"bindings.kafka.{field_name}"),
+                                     f"{field_name} MUST NOT be specified when server {srv.name!r} has no "
+                                     "schemaRegistryUrl; the registry must come from the options"))
     location = _agree(messages, "schema_id_location", "schemaIdLocation")
     encoding = _agree(messages, "schema_id_payload_encoding", "schemaIdPayloadEncoding")
     strategy = _agree(messages, "schema_lookup_strategy", "schemaLookupStrategy")
@@ -245,10 +327,18 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
         key_schema = spec
 
     settings, secrets, ignored, scheme = ({}, (), (), None) if srv is None else kafka_security(srv)
+    dropped: list[tuple[str, str]] = []
+    bootstrap = None
+    if srv is not None:
+        where = join_path(srv.path, "url" if doc.major == 2 else "host")
+        bootstrap = _without_credentials(srv.bootstrap_servers(), where, _CREDENTIALS_HOW, dropped, True)
+        registry_url = _without_credentials(registry_url, join_path(srv.path, "bindings.kafka.schemaRegistryUrl"),
+                                            _REGISTRY_CREDENTIALS_HOW, dropped, False)
+    ignored = tuple(ignored) + tuple(dropped)
     kafka_op = op.kafka if op is not None else None
     return ReadPlan(
         channel=ch.name, topics=topics, topic_pattern=pattern, param_names=names,
-        bootstrap_servers=srv.bootstrap_servers() if srv is not None else None,
+        bootstrap_servers=bootstrap,
         kafka_config=tuple(sorted(settings.items())), registry_url=registry_url,
         registry_vendor=vendor_family(vendor_raw), schema_id_location=location,
         schema_id_payload_encoding=encoding, schema_lookup_strategy=strategy, value_messages=specs,
@@ -262,5 +352,26 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
         partitions=ch.kafka.partitions if ch.kafka is not None else None,
         replicas=ch.kafka.replicas if ch.kafka is not None else None,
         topic_configuration=tuple(sorted((k, _config_text(v)) for k, v in tc.items())),
-        unresolved_schemas=tuple(unresolved),
+        unresolved_schemas=tuple(unresolved), warnings=tuple(warnings),
+        **_glue_settings(srv, registry_url, vendor_raw),
     )
+
+
+def _glue_settings(srv, registry_url: str | None, vendor_raw: str | None) -> dict:
+    """Glue registry name and region the document gives (``x-registryName``, the URL)."""
+    if vendor_family(vendor_raw) != "aws-glue":
+        return {}
+    import urllib.parse
+
+    ext = srv.kafka.extensions if srv is not None and srv.kafka is not None else {}
+    name = ext.get("x-registryName")
+    region = ext.get("x-region")
+    if registry_url:
+        parts = urllib.parse.urlsplit(registry_url)
+        query = urllib.parse.parse_qs(parts.query)
+        name = name or next(iter(query.get("registryName") or ()), None)
+        host = (parts.hostname or "").split(".")
+        if not region and len(host) >= 4 and host[0] == "glue" and host[-2:] == ["amazonaws", "com"]:
+            region = host[1]
+    return {"registry_name": name if isinstance(name, str) and name else None,
+            "registry_region": region if isinstance(region, str) and region else None}

@@ -26,7 +26,7 @@ def vendor_family(vendor: str | None) -> str | None:
 
 def _framing_value(value: str):
     try:
-        from wireformat import Framing  # noqa: PLC0415 - written in parallel; str fallback until it lands
+        from wireformat import Framing
     except ImportError:
         return value
     return Framing(value)
@@ -73,6 +73,13 @@ class ReadPlan:
         From the chosen operation's Kafka binding.
     unresolved_schemas : tuple of (str, str)
         (document path, reason) of schemas left out with ``require_schemas=False``.
+    warnings : tuple of (str, str)
+        (document path, text) of binding rules the document breaks without harm to this
+        read (e.g. registry-only message fields while the registry comes from options).
+    registry_name, registry_region : str or None
+        AWS Glue registry name (server binding extension ``x-registryName``, or the
+        ``registryName`` query of ``schemaRegistryUrl``) and region (from a
+        ``glue.<region>.amazonaws.com`` URL).
     """
 
     channel: str
@@ -105,6 +112,9 @@ class ReadPlan:
     replicas: int | None = None
     topic_configuration: tuple[tuple[str, str], ...] = ()
     unresolved_schemas: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[tuple[str, str], ...] = ()
+    registry_name: str | None = None
+    registry_region: str | None = None
 
     def framing(self):
         """The :class:`wireformat.Framing` the document implies.

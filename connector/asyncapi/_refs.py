@@ -4,10 +4,14 @@ Rules
 -----
 * ``#/a/b~1c`` is a JSON pointer into the same document (``~1`` is ``/``, ``~0`` is ``~``,
   the fragment is percent-decoded first).
-* ``other.yaml#/x`` and ``schemas/user.avsc`` are files relative to the file holding the
-  ``$ref``; they must stay inside the root document's directory (no ``..`` escape, no
-  absolute paths, symlinks resolved before the check). Without a document directory
-  (text or dict sources without ``base_dir``) relative file refs are refused.
+* ``other.yaml#/x``, ``schemas/user.avsc`` and ``../common/bindings.yml`` are files
+  relative to the file holding the ``$ref`` (the *resolution base*). They may reach any
+  file under the *reference root*, which defaults to the root document's directory and
+  can be widened to an ancestor of it (``ref_root``; option ``asyncapi.refRoot``, CLI
+  ``--ref-root``): documents split across sibling folders (``../../master/kafka-bindings.yml``)
+  need it. Nothing above the root, no absolute paths; symlinks are resolved before the
+  check. Without a document directory (text or dict sources without ``base_dir`` or
+  ``ref_root``) relative file refs are refused.
 * ``http(s)://`` refs are refused unless ``allow_remote_refs=True``; then they are fetched
   with :mod:`requests` (TLS verified, timeout, size cap, no redirects to other hosts
   unchecked) and link-local/metadata/unspecified/multicast addresses are refused.
@@ -65,8 +69,17 @@ class RefResolver:
     """Follows ``$ref`` values across the root document, local files and remote URLs."""
 
     def __init__(self, root, *, base_dir: str | None, allow_remote_refs: bool = False,
-                 max_bytes: int, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH):
+                 max_bytes: int, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH,
+                 ref_root: str | None = None):
         self.base_dir = os.path.realpath(base_dir) if base_dir else None
+        # The sandbox for file refs: the document's directory unless widened to an ancestor.
+        self.ref_root = os.path.realpath(ref_root) if ref_root else self.base_dir
+        if self.base_dir is None:
+            self.base_dir = self.ref_root
+        elif self.ref_root is not None and os.path.commonpath([self.base_dir, self.ref_root]) != self.ref_root:
+            raise AsyncApiDocumentError(
+                f"the reference root {self.ref_root} must contain the document's directory "
+                f"{self.base_dir}: it can only widen where $refs may reach")
         self.allow_remote_refs = allow_remote_refs
         self.max_bytes = max_bytes
         self.max_ref_depth = max_ref_depth
@@ -187,7 +200,7 @@ class RefResolver:
         return self.main if key == "" else self._cache[key]
 
     def _open(self, doc: str, src: Source, ref: str, path: str) -> Source:
-        if src.remote:  # refs inside a fetched document are relative to its URL
+        if src.remote and src.base is not None:  # refs inside a fetched document are relative to its URL
             doc = urllib.parse.urljoin(src.base, doc)
         scheme = urllib.parse.urlsplit(doc).scheme.lower()
         if scheme in ("http", "https"):
@@ -197,7 +210,8 @@ class RefResolver:
         return self._open_file(doc, src, ref, path)
 
     def _open_file(self, doc: str, src: Source, ref: str, path: str) -> Source:
-        if self.base_dir is None or src.base is None:
+        # (ref_root is None exactly when base_dir is)
+        if self.base_dir is None or self.ref_root is None or src.base is None:
             raise AsyncApiDocumentError(
                 f"relative file $ref {ref!r} needs the document's directory: load the document "
                 "from a path or pass base_dir=", path=path)
@@ -206,9 +220,13 @@ class RefResolver:
             raise AsyncApiDocumentError(f"$ref {ref!r} is an absolute path; only paths relative to "
                                         "the document are allowed", path=path)
         full = os.path.realpath(os.path.join(src.base, rel))
-        if os.path.commonpath([full, self.base_dir]) != self.base_dir:
-            raise AsyncApiDocumentError(
-                f"$ref {ref!r} points outside the document's directory {self.base_dir}", path=path)
+        if os.path.commonpath([full, self.ref_root]) != self.ref_root:
+            if self.ref_root == self.base_dir:
+                where = (f"the document's directory {self.ref_root}; widen where refs may reach with "
+                         "the option asyncapi.refRoot (CLI: --ref-root) set to a directory containing both")
+            else:
+                where = f"the reference root {self.ref_root}"
+            raise AsyncApiDocumentError(f"$ref {ref!r} points outside {where}", path=path)
         if full in self._cache:
             return self._cache[full]
         data = read_file_text(full, max_bytes=self.max_bytes, what=f"$ref {ref!r} ({full})")
@@ -267,7 +285,7 @@ def _walk(root, tokens: tuple[str, ...], ref: str, path: str):
     return node
 
 
-def _refuse_address(ip: ipaddress._BaseAddress) -> bool:
+def _refuse_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
     if ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved:
@@ -292,7 +310,7 @@ def check_remote_url(url: str, path: str | None = None) -> None:
                                     path=path) from e
     for info in infos:
         try:
-            ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+            ip = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
         except ValueError:
             continue
         if _refuse_address(ip):

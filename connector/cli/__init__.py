@@ -1,10 +1,11 @@
-"""The ``asyncapi-kafka`` command: ``demo``, ``inspect`` and ``check``.
+"""The ``asyncapi-kafka`` command: ``demo``, ``inspect``, ``check`` and ``sandbox``.
 
 Examples
 --------
 $ asyncapi-kafka demo                       # embedded Kafka + registry + Spark, no services needed
 $ asyncapi-kafka inspect examples/shop.yaml
 $ asyncapi-kafka check doc.yaml --server production
+$ asyncapi-kafka sandbox doc.yaml              # embedded Kafka + registry with example data
 """
 from __future__ import annotations
 
@@ -27,9 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from connector.cli._check import add_check_arguments
     from connector.cli._inspect import add_inspect_arguments
+    from connector.cli._sandbox import add_sandbox_arguments
 
     add_inspect_arguments(sub.add_parser("inspect", help="show channels, topics, servers and schemas of a document"))
     add_check_arguments(sub.add_parser("check", help="compare a document with a live cluster and registry"))
+    add_sandbox_arguments(sub.add_parser(
+        "sandbox", help="embedded Kafka + registry with every channel's topic, schemas and example messages"))
     return parser
 
 
@@ -48,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         from connector.cli._check import check_command
 
         return check_command(args)
+    if args.command == "sandbox":
+        from connector.cli._sandbox import sandbox_command
+
+        return sandbox_command(args)
     parser.print_help()
     return 2
 

@@ -20,65 +20,19 @@ Kafka admin protocol recommends.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
-import urllib.parse
 
-from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url, subject_name
+from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url
 
 from connector.asyncapi import plan_read
-from connector.cli._inspect import open_document
-from connector.errors import AsyncApiKafkaError, ConfigError
 from connector.cli._check_kafka import BrokerCheck
+from connector.cli._common import _Report, add_ref_root_argument, open_document, record_full_name, subject_for
+from connector.errors import AsyncApiKafkaError, ConfigError
 
 __all__ = ["add_check_arguments", "check_command", "subject_for", "record_full_name"]
 
 DEFAULT_TIMEOUT_S = 15.0
 _SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
-
-
-# -- subjects ------------------------------------------------------------------------------------
-def record_full_name(spec) -> str | None:
-    """Full name of the record a schema describes (what the record strategies use as subject)."""
-    if spec is None:
-        return None
-    if spec.format == "avro":
-        try:
-            doc = json.loads(spec.text)
-        except ValueError:
-            return None
-        if isinstance(doc, dict) and isinstance(doc.get("name"), str):
-            name, ns = doc["name"], doc.get("namespace")
-            return name if "." in name or not ns else f"{ns}.{name}"
-        return None
-    if spec.format == "protobuf":
-        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", spec.text, re.M)
-        name = spec.message_name
-        if not name:
-            first = re.search(r"^\s*message\s+(\w+)", spec.text, re.M)
-            name = first.group(1) if first else None
-        if not name:
-            return None
-        return name if "." in name or not pkg else f"{pkg.group(1)}.{name}"
-    try:  # JSON Schema: Confluent's serializers use the title as the record name
-        title = json.loads(spec.text).get("title")
-    except (ValueError, AttributeError):
-        return None
-    return title if isinstance(title, str) else None
-
-
-def subject_for(plan, spec, topic: str, is_key: bool = False) -> str:
-    """Subject of ``spec`` on ``topic`` under the plan's lookup strategy (default TopicNameStrategy).
-
-    Examples
-    --------
-    >>> subject_for(plan, plan.value_messages[0].payload, "shop.orders")   # doctest: +SKIP
-    'shop.orders-value'
-    """
-    strategy = (plan.key_schema_lookup_strategy if is_key else plan.schema_lookup_strategy) \
-        or "TopicNameStrategy"
-    return subject_name(strategy, topic, record_full_name(spec), is_key=is_key)
 
 
 # -- arguments and output ---------------------------------------------------------------------
@@ -98,36 +52,9 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"limit for each broker/registry call (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("-o", "--option", metavar="KEY=VALUE", action="append", dest="options", default=[],
                         help="extra librdkafka setting, or schema.registry.* option (repeatable)")
-
-
-class _Report:
-    """Collects results and prints them as they come (a slow broker shows progress)."""
-
-    def __init__(self, out=None):
-        self.out = out or sys.stdout
-        self.counts = {"ok": 0, "drift": 0, "warn": 0, "error": 0, "created": 0}
-
-    def line(self, status: str, where: str, text: str, diff=()) -> None:
-        self.counts[status] += 1
-        print(f"  {status:<7} {where}: {text}", file=self.out)
-        for label, expected, actual in diff:
-            print(f"          - expected {label}: {expected}", file=self.out)
-            print(f"          + actual {label}: {actual}", file=self.out)
-        self.out.flush()
-
-    def exit_code(self) -> int:
-        if self.counts["error"]:
-            return 2
-        return 1 if self.counts["drift"] else 0
-
-    def summary(self) -> str:
-        c = self.counts
-        parts = [f"{c['ok']} ok", f"{c['drift']} drift"]
-        if c["created"]:
-            parts.append(f"{c['created']} created")
-        parts += [f"{c['warn']} warning{'s' * (c['warn'] != 1)}", f"{c['error']} error{'s' * (c['error'] != 1)}"]
-        verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[self.exit_code()]
-        return f"{', '.join(parts)}: {verdict} (exit {self.exit_code()})"
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON report (results, counts, exit code) instead of text")
+    add_ref_root_argument(parser)
 
 
 def _usage(message: str) -> int:
@@ -166,7 +93,7 @@ def _pick_channels(doc, server: str, wanted) -> list[str]:
 # -- the command ----------------------------------------------------------------------------------
 def check_command(args: argparse.Namespace) -> int:
     """Run ``check``; returns 0 (in sync), 1 (drift) or 2 (usage/connection errors)."""
-    doc = open_document(args.document)
+    doc = open_document(args.document, ref_root=getattr(args, "ref_root", None))
     if doc is None:
         return 2
     srv = doc.servers.get(args.server)
@@ -182,7 +109,8 @@ def check_command(args: argparse.Namespace) -> int:
         names = _pick_channels(doc, args.server, getattr(args, "channels", None))
     except ConfigError as e:
         return _usage(str(e))
-    report = _Report()
+    report = _Report(as_json=getattr(args, "json", False))
+    head = {"document": args.document, "server": args.server}
     plans, skipped = [], []
     for name in names:
         try:
@@ -197,10 +125,9 @@ def check_command(args: argparse.Namespace) -> int:
             or srv.bootstrap_servers(), plan_config=base.kafka_config if base else (), timeout=timeout)
     except ConfigError as e:
         return _usage(str(e))
-    print(f"Checking {args.document} against server {args.server!r}")
+    report.note(f"Checking {redact_url(args.document)} against server {args.server!r}")
     if not checks.connected(report):
-        print(report.summary())
-        return 2
+        return report.finish(**head)
     checks.header(report)
     given = {k.lower().removeprefix("kafka."): v.strip().lower() for k, v in kafka_opts.items()}
     missing = [s for s in (base.required_secrets if base else ()) if s not in given]
@@ -211,17 +138,17 @@ def check_command(args: argparse.Namespace) -> int:
     for status, name, text in skipped:
         report.line(status, name, text)
     for plan in plans:
-        print(f"\n{plan.channel}")
+        report.note(f"\n{plan.channel}")
+        report.context["channel"] = plan.channel
         topics = checks.check_channel(plan, report, create_missing=args.create_missing)
         if registry is not None:
             registry.check_channel(plan, topics, report)
-    print()
-    print(report.summary())
-    return report.exit_code()
+    report.context.pop("channel", None)
+    return report.finish(**head)
 
 
 class _Registry:
-    """Registry side of the check, through the registry package's own HTTP transport."""
+    """Registry side of the check, through the registry client's public subject methods."""
 
     def __init__(self, client, url: str):
         self.client, self.url, self.down = client, url, False
@@ -244,16 +171,18 @@ class _Registry:
                                                 f"registry; vendor {config.vendor!r} is not checked")
                 return None
             client = make_backend(config)
+            # A wrong URL (a web page answering 404 everywhere) would otherwise report every
+            # subject as "missing from the registry": check it is a registry first.
+            client.verify_registry()
+        except SchemaNotFound as e:
+            report.line("error", "registry", f"{shown}: not a schema registry (the subject listing "
+                                             f"is not found either: {e})")
+            return None
         except (RegistryError, ValueError) as e:
             report.line("error", "registry", f"{shown}: {e}")
             return None
-        print(f"  registry  {', '.join(config.redacted_urls())} ({config.vendor})")
+        report.note(f"  registry  {', '.join(config.redacted_urls())} ({config.vendor})")
         return cls(client, shown)
-
-    def _post(self, path: str, body: dict):
-        # No public method for these endpoints yet; the transport keeps auth, TLS, retries
-        # and URL redaction identical to every other registry call.
-        return self.client._http.request("POST", self.client._prefix + path, body=body).json()
 
     def check_channel(self, plan, topics: list[str], report: _Report) -> None:
         specs = [(m.name, m.payload, False) for m in plan.value_messages]
@@ -275,10 +204,7 @@ class _Registry:
                 self._check_subject(subject, spec, report)
 
     def _check_subject(self, subject: str, spec, report: _Report) -> None:
-        q = urllib.parse.quote(subject, safe="")
-        body = {"schema": spec.text}
-        if spec.format != "avro":
-            body["schemaType"] = _SCHEMA_TYPES.get(spec.format, spec.format.upper())
+        schema_type = _SCHEMA_TYPES.get(spec.format, spec.format.upper())
         try:
             try:
                 versions = self.client.list_versions(subject)
@@ -287,25 +213,22 @@ class _Registry:
                             [("subject", subject, "(not registered)")])
                 return
             latest = max(versions) if versions else None
-            try:
-                found = self._post(f"/subjects/{q}", body)
-            except SchemaNotFound:
-                found = None
-            mine = found.get("version") if isinstance(found, dict) else None
-            if mine is not None and mine == latest:
+            found = self.client.lookup_schema_under_subject(subject, spec.text, schema_type)
+            mine = found.get("version") if found is not None else None
+            if found is not None and mine is not None and mine == latest:
                 report.line("ok", subject, f"document schema is the latest version {mine} (id {found.get('id')})")
                 return
             # Not registered, or an older version: what matters to readers is the latest one.
-            answer = self._post(f"/compatibility/subjects/{q}/versions/latest", body)
+            compatible, messages = self.client.test_compatibility(subject, spec.text, schema_type)
         except RegistryError as e:
             self.down = True
             report.line("error", "registry", f"{self.url}: {e}")
             return
         which = "not registered itself" if mine is None else f"it is version {mine}"
-        if answer.get("is_compatible") is True:
+        if compatible:
             report.line("ok", subject, f"document schema is compatible with latest version {latest} ({which})")
         else:
-            reasons = "; ".join(str(m) for m in answer.get("messages") or []) or "no reason given"
+            reasons = "; ".join(messages) or "no reason given"
             report.line("drift", subject, f"document schema is NOT compatible with latest version {latest} "
                                           f"({which})",
                         [("compatibility", "compatible", f"incompatible ({reasons})")])

@@ -2,16 +2,14 @@
 CreateTopics (validated first with ``validate_only``, as the admin protocol recommends)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
+from registry import redact_servers, redact_text
+
+from connector.cli._common import _Report
 from connector.errors import ConfigError
 from connector.kafka import kafka_conf_from_options
-
-if TYPE_CHECKING:  # the report type lives with the command
-    from connector.cli._check import _Report
 
 __all__ = ["BrokerCheck"]
 
@@ -31,7 +29,8 @@ def _norm_config(key: str, value) -> str:
 
 def _kafka_error(e: BaseException) -> tuple[object, str]:
     err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-    return (err.code(), err.str()) if err is not None else (None, str(e) or type(e).__name__)
+    # librdkafka's text may name a broker as it was configured, userinfo included.
+    return (err.code(), redact_text(err.str())) if err is not None else (None, redact_text(str(e)) or type(e).__name__)
 
 
 class BrokerCheck:
@@ -51,7 +50,7 @@ class BrokerCheck:
             admin = AdminClient(conf)
         except (KafkaException, ValueError, TypeError) as e:
             raise ConfigError(f"invalid Kafka client setting: {_kafka_error(e)[1]}") from e
-        return cls(admin, conf["bootstrap.servers"], timeout)
+        return cls(admin, redact_servers(conf["bootstrap.servers"]), timeout)
 
     def refresh(self) -> None:
         self.md = self.admin.list_topics(timeout=self.timeout)
@@ -77,7 +76,7 @@ class BrokerCheck:
                 self.admin_reason = (f"the broker did not answer DescribeCluster within {self.timeout:g}s "
                                      f"({text}): it does not support admin APIs (the librdkafka mock "
                                      "cluster has none)")
-        print(f"  kafka     {self.bootstrap}  cluster {cluster}, controller {controller}, {brokers} broker(s)")
+        report.note(f"  kafka     {self.bootstrap}  cluster {cluster}, controller {controller}, {brokers} broker(s)")
         if self.admin_reason:
             report.line("error", "kafka", self.admin_reason)
 

@@ -52,7 +52,7 @@ def _produce_all(kafka, registry, snapshot_dir: str, doc: dict, n: int) -> dict[
     import orjson
     from google.protobuf import message_factory
 
-    from connector.decode._protobuf_schema import compile_proto
+    from connector.decode import compile_proto
     from wireformat import encode_frame
 
     counts: dict[str, int] = {}

@@ -14,13 +14,14 @@ import json
 import sys
 import textwrap
 
-from registry import redact_url
+from registry import redact_servers, redact_url
 
-from connector.asyncapi import describe, load_document, plan_read
+from connector.asyncapi import describe, plan_read
+from connector.cli._common import add_ref_root_argument, open_document, subject_for
 from connector.cli._table import render_table, wrap_type
 from connector.errors import AsyncApiKafkaError
 
-__all__ = ["add_inspect_arguments", "inspect_command", "inspect_report", "render_inspect", "spark_type_of",
+__all__ = ["add_inspect_arguments", "add_ref_root_argument", "inspect_command", "inspect_report", "render_inspect", "spark_type_of",
            "open_document"]
 
 _WIDTH = 100
@@ -36,19 +37,11 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--allow-remote-refs", action="store_true",
                         help="fetch http(s) $refs (TLS verified, size-capped); off by default")
+    add_ref_root_argument(parser)
 
 
 def _err(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
-
-
-def open_document(path: str, allow_remote_refs: bool = False):
-    """Load ``path``; on failure print the error (with its document path) and return None."""
-    try:
-        return load_document(path, allow_remote_refs=allow_remote_refs)
-    except (AsyncApiKafkaError, OSError, ValueError) as e:
-        _err(f"cannot load {path}: {e}")
-        return None
 
 
 def spark_type_of(spec) -> str:
@@ -58,9 +51,9 @@ def spark_type_of(spec) -> str:
     """
     # Imported here: the decoder stack (and pyspark) is only needed for this column, and a
     # broken schema module must not stop the rest of the report.
-    from pyspark.sql.pandas.types import from_arrow_type  # noqa: PLC0415
+    from pyspark.sql.pandas.types import from_arrow_type
 
-    from connector.decode import DecodeOptions, build_decoder  # noqa: PLC0415
+    from connector.decode import DecodeOptions, build_decoder
     return from_arrow_type(build_decoder(spec, options=DecodeOptions()).arrow_type).simpleString()
 
 
@@ -74,21 +67,35 @@ def _schema_entry(spec) -> dict:
 
 
 def _default_server(doc, ch, server: str | None) -> str | None:
+    return _server_choice(doc, ch, server)[0]
+
+
+def _server_choice(doc, ch, server: str | None) -> tuple[str | None, str]:
+    """The server inspect describes the channel with, and why (shown as ``server_reason``).
+
+    A read makes the same choice except with several Kafka servers, where it asks for
+    ``server=`` instead of taking the first: the reason says so."""
     if server is not None:
-        return server
-    names = list(ch.servers) if ch.servers is not None else list(doc.servers)
-    return next((n for n in names if doc.servers[n].is_kafka), None)
+        return server, "given with --server"
+    listed = ch.servers is not None
+    names = list(ch.servers) if listed else list(doc.servers)
+    kafka = [n for n in names if doc.servers[n].is_kafka]
+    where = "listed by the channel" if listed else "in the document"
+    if not kafka:
+        return None, f"no Kafka server {where}"
+    if len(kafka) == 1:
+        return kafka[0], f"the only Kafka server {where}"
+    return kafka[0], (f"the first of {len(kafka)} Kafka servers {where} ({', '.join(kafka)}); "
+                      f"a read must choose one with .option(\"server\", ...)")
 
 
 def _channel_report(doc, summary: dict, server: str | None) -> dict:
-    from connector.cli._check import subject_for  # noqa: PLC0415 - shared helper, avoids a cycle
-
     ch = doc.channels[summary["name"]]
     kafka = summary.get("kafka") or {}
     out = {
         "name": ch.name, "address": ch.address, "topic": summary.get("topic"),
         "topic_pattern": summary.get("topic_pattern"), "parameters": summary.get("parameters") or {},
-        "servers": summary.get("servers") or [], "server": None,
+        "servers": summary.get("servers") or [], "server": None, "server_reason": None,
         "partitions": kafka.get("partitions"), "replicas": kafka.get("replicas"),
         "topic_configuration": kafka.get("topic_configuration") or {},
         "operations": summary.get("operations") or [],
@@ -96,8 +103,9 @@ def _channel_report(doc, summary: dict, server: str | None) -> dict:
         "client_id": None, "key": None, "messages": [], "error": summary.get("error"),
     }
     msg_paths = {k: m.path for k, m in ch.messages.items()}
+    chosen, out["server_reason"] = _server_choice(doc, ch, server)
     try:
-        plan = plan_read(doc, channel=ch.name, server=_default_server(doc, ch, server),
+        plan = plan_read(doc, channel=ch.name, server=chosen,
                          require_schemas=False)
     except (AsyncApiKafkaError, ValueError) as e:
         out["error"] = str(e)
@@ -142,7 +150,7 @@ def inspect_report(doc, *, channel: str | None = None, server: str | None = None
     AsyncApiDocumentError
         ``channel`` or ``server`` is not in the document (the message lists the names).
     """
-    from connector.errors import AsyncApiDocumentError  # noqa: PLC0415
+    from connector.errors import AsyncApiDocumentError
 
     summary = describe(doc)
     channels = summary["channels"]
@@ -162,12 +170,12 @@ def inspect_report(doc, *, channel: str | None = None, server: str | None = None
         srv = doc.servers[s["name"]]
         servers.append({
             "name": s["name"], "protocol": s["protocol"], "kafka": s["kafka"],
-            "bootstrap": srv.bootstrap_servers() if s["kafka"] else s["host"],
+            "bootstrap": redact_servers(srv.bootstrap_servers() if s["kafka"] else s["host"]),
             "registry_url": redact_url(s["registry_url"]), "registry_vendor": s["registry_vendor"],
             "security": ["+".join(sc["type"] for sc in alt) for alt in s["security"]],
             "description": srv.description,
         })
-    return {"title": summary["title"], "asyncapi": summary["asyncapi"], "source": summary["source"],
+    return {"title": summary["title"], "asyncapi": summary["asyncapi"], "source": redact_url(summary["source"]),
             "servers": servers, "channels": [_channel_report(doc, c, server) for c in channels]}
 
 
@@ -230,9 +238,15 @@ def render_inspect(report: dict) -> str:
         elif c["topic_pattern"]:
             lines += _kv("address", c["address"]) + _kv("topic pattern", c["topic_pattern"])
             lines += _kv("parameters", _params_text(c["parameters"]))
+        elif c["address"] is None:
+            lines += _kv("topic", "(none: the address is null; read it with the option topic=)")
         else:
-            lines += _kv("topic", "(unknown: no address)")
-        lines += _kv("server", c["server"] or (", ".join(c["servers"]) if c["servers"] else None))
+            lines += _kv("address", c["address"])
+            lines += _kv("topic", "(not a legal Kafka topic name; read it with the option topic=)")
+        chosen = c["server"] or (", ".join(c["servers"]) if c["servers"] else None)
+        if c["server"] and c.get("server_reason"):
+            chosen = f"{c['server']} ({c['server_reason']})"
+        lines += _kv("server", chosen)
         lines += _kv("partitions", c["partitions"]) + _kv("replicas", c["replicas"])
         lines += _kv("topic config", _config_text(c["topic_configuration"]))
         framing = c["framing"] or (f"? ({c['framing_error']})" if c.get("framing_error") else None)
@@ -257,8 +271,9 @@ def render_inspect(report: dict) -> str:
 
 
 def inspect_command(args: argparse.Namespace) -> int:
-    """Run ``inspect``: 0 on success, 2 when the document or a name given is wrong."""
-    doc = open_document(args.document, getattr(args, "allow_remote_refs", False))
+    """Run ``inspect``: 0 on success, 1 when no channel can be read, 2 when the document or a
+    name given is wrong."""
+    doc = open_document(args.document, getattr(args, "allow_remote_refs", False), getattr(args, "ref_root", None))
     if doc is None:
         return 2
     try:
@@ -266,8 +281,14 @@ def inspect_command(args: argparse.Namespace) -> int:
     except (AsyncApiKafkaError, ValueError) as e:
         _err(str(e))
         return 2
+    readable = [c for c in report["channels"] if not c["error"]]
+    report["readable_channels"] = [c["name"] for c in readable]
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2, default=str))
     else:
         print(render_inspect(report))
+    if not readable:
+        # Scripts gate on this: a document none of whose channels can be planned is not usable.
+        _err("no channel of this document can be read as it stands (see the problems above)")
+        return 1
     return 0

@@ -15,14 +15,17 @@ Decisions (details in each module's table):
   reader's with Avro's rules (names and aliases, defaults, promotions, enum defaults);
   fields a newer writer adds that the reader lacks are dropped. Protobuf payloads are read
   with the reader's message (field numbers decide); the message-index path must name the
-  reader's message. JSON payloads are self-describing: the reader schema decides.
+  reader's message. JSON payloads are read with the reader schema; a framed schema id must
+  still be one the registry knows, of a JSON Schema. JSON is validated strictly (UTF-8, no
+  NaN/Infinity, no trailing bytes, no type coercion, int64 range, depth and size caps).
 - Bad payloads and bad *writer* schemas never raise: those rows get error text naming the
   schema id ("avro decode failed for schema id 7: ..."), so PERMISSIVE reads go on. A bad
   *reader* schema raises :class:`connector.errors.SchemaMappingError` at planning time.
-- The Avro fast path (polars over one in-memory container block) checks every record's
-  canonical encoded size against its payload length, so a malformed payload never shifts
-  its neighbours; like Java's reader it is lenient on invalid single bytes inside a record
-  whose size is right (boolean byte ≠ 0/1, out-of-range union index).
+- Avro is decoded by one vectorized engine (``_avro_plan``) for the whole spec: union members
+  come from the encoded branch index; each record must end exactly at its payload's end;
+  overlong/overflowing varints, ints beyond 32 bits, booleans ≠ 0/1, invalid UTF-8,
+  out-of-range union/enum indexes and decimals beyond their precision are row errors; a bad
+  payload never shifts its neighbours.
 
 Examples
 --------
@@ -37,8 +40,18 @@ Examples
 [{'n': 5}]
 """
 from connector.decode._decoder import Decoder, build_decoder
+from connector.decode._evolution import RESCUED_COLUMN, SchemaEvolutionError
 from connector.decode._multi import MultiDecoder, build_multi_decoder
 from connector.decode._options import DecodeOptions, DecodeResult
+from connector.decode._protobuf_schema import (WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message,
+                                               compile_proto, is_map)
+from connector.decode._avro_schema import Node, arrow_type_of, parse_avro, union_kind
+from connector.decode._json_schema import JNode, parse_json_schema
+from connector.decode._decoder import json_title, refs_of, schema_format
 
 __all__ = ["build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "DecodeResult",
-           "DecodeOptions"]
+           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN", "compile_proto", "CompiledProto",
+           # the schema model the write path (connector.encode) shares with the decoders
+           "Node", "arrow_type_of", "parse_avro", "union_kind", "JNode", "parse_json_schema",
+           "WKT_JSON", "WKT_SCALARS", "is_map", "arrow_type_of_message", "schema_format", "refs_of",
+           "json_title"]

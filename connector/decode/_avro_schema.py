@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from connector.errors import SchemaMappingError
 
-__all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "strip_logical", "default_value"]
+__all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "default_value"]
 
 PRIMITIVES = frozenset(["null", "boolean", "int", "long", "float", "double", "bytes", "string"])
 TS_UTC = pa.timestamp("us", tz="UTC")
@@ -50,7 +50,7 @@ class Node:
     """One Avro type, with named references expanded (recursion cut or refused)."""
 
     __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
-                 "size", "precision", "scale", "arrow")
+                 "size", "precision", "scale", "arrow", "enum_default", "memo")
 
     def __init__(self, kind, **kw):
         self.kind = kind
@@ -64,7 +64,9 @@ class Node:
         self.size = kw.get("size")
         self.precision = kw.get("precision")
         self.scale = kw.get("scale", 0)
+        self.enum_default = kw.get("enum_default")
         self.arrow = None
+        self.memo = {}  # per-node caches of the Avro engine (encoded widths)
 
     @property
     def nonnull(self) -> tuple:
@@ -119,7 +121,8 @@ class _Builder:
             self.defs.setdefault(full, (obj, ns))
             aliases = [_fullname(a, own_ns) for a in obj.get("aliases", ())]
             if t == "enum":
-                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()))
+                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()),
+                            enum_default=obj.get("default"))
             if t == "fixed":
                 return Node("fixed", name=full, aliases=aliases, size=obj.get("size"),
                             logical=obj.get("logicalType"), precision=obj.get("precision"),
@@ -253,28 +256,6 @@ def arrow_type_of(n: Node) -> pa.DataType:
         t = _scalar_type(n)
     n.arrow = t
     return t
-
-
-_KEEP_LOGICAL = frozenset(["decimal"])
-
-
-def strip_logical(obj: Any) -> Any:
-    """Schema JSON with logical types removed except decimal.
-
-    Both decoders (polars and fastavro) then return raw ints/strings for dates, times and
-    timestamps, which this package converts with the *reader's* logical type: the fast and
-    reference paths agree by construction.
-    """
-    if isinstance(obj, list):
-        return [strip_logical(x) for x in obj]
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if k == "logicalType" and v not in _KEEP_LOGICAL:
-                continue
-            out[k] = strip_logical(v) if k in ("type", "items", "values", "fields") else v
-        return out
-    return obj
 
 
 def _bytes_default(v: Any) -> bytes:

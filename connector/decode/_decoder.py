@@ -30,7 +30,7 @@ from connector.decode._protobuf import ProtoCodec
 from connector.decode._protobuf_schema import compile_proto
 from connector.errors import ConfigError, SchemaMappingError
 
-__all__ = ["Decoder", "build_decoder", "schema_format", "label_of", "scatter", "row_groups",
+__all__ = ["Decoder", "build_decoder", "schema_format", "refs_of", "json_title", "label_of", "scatter", "row_groups",
            "payloads_of", "RowBook", "_why"]
 
 _FORMATS = {"avro": "avro", "json": "json", "jsonschema": "json", "protobuf": "protobuf",
@@ -48,7 +48,7 @@ def schema_format(obj: Any, hint: str | None = None) -> str:
         raise ConfigError(f"unsupported payload format {raw!r}; expected avro, json or protobuf") from e
 
 
-def _refs(obj: Any) -> tuple:
+def refs_of(obj: Any) -> tuple:
     out = []
     for name, ref in getattr(obj, "resolved_references", ()) or ():
         out.append((name, getattr(ref, "text", ref)))
@@ -114,11 +114,11 @@ class _State:
         else:
             self.json = JsonCodec(parse_json_schema(d.text, max_depth=o.max_recursion_depth), o)
             self.arrow_type = self.json.arrow_type
-            self.full_name = _json_title(d.text)
+            self.full_name = json_title(d.text)
         self.avro: dict[tuple, AvroCodec] = {}
 
 
-def _json_title(text: str | None) -> str | None:
+def json_title(text: str | None) -> str | None:
     import json
     try:
         t = json.loads(text).get("title") if text else None
@@ -184,10 +184,10 @@ class Decoder:
             return self.full_name
         if self.fmt == "avro":
             return parse_avro(writer.text, max_depth=max(1, self.options.max_recursion_depth),
-                              refs=tuple(t for _, t in _refs(writer)))[0].name
+                              refs=tuple(t for _, t in refs_of(writer)))[0].name
         if self.fmt == "protobuf":
-            return compile_proto(writer.text, _refs(writer)).full_name_for_indexes(path)
-        return _json_title(writer.text)
+            return compile_proto(writer.text, refs_of(writer)).full_name_for_indexes(path)
+        return json_title(writer.text)
 
     def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
         """Decode payloads that share a writer schema; returns (values, errors)."""
@@ -202,7 +202,7 @@ class Decoder:
                                              f"{st.full_name}")
             return st.reader_proto.decode(payloads, label)
         text = writer.text if writer is not None else self.text
-        w_refs = tuple(t for _, t in (_refs(writer) if writer is not None else self.refs))
+        w_refs = tuple(t for _, t in (refs_of(writer) if writer is not None else self.refs))
         codec = st.avro.get((text, w_refs))
         if codec is None:
             codec = AvroCodec(text, st.reader_avro, self.text, self.options, writer_refs=w_refs,
@@ -210,6 +210,48 @@ class Decoder:
             with st.lock:
                 st.avro[(text, w_refs)] = codec
         return codec.decode(payloads, label)
+
+    # -- schema evolution -----------------------------------------------------------------
+    def _writer_decoder(self, writer, path: tuple) -> "Decoder":
+        key = ("evolution", writer.text, refs_of(writer), path)
+        st = self._state()
+        d = st.avro.get(key)
+        if d is None:
+            import dataclasses
+
+            message = self.writer_name(writer, path) if self.fmt == "protobuf" else None
+            d = Decoder(self.fmt, writer.text, refs_of(writer), message,
+                        dataclasses.replace(self.options, evolution="none"))
+            with st.lock:
+                st.avro[key] = d
+        return d
+
+    def new_fields(self, writer, path: tuple = ()) -> list[str]:
+        """Dotted paths of fields ``writer`` (a registry Schema) has and the reader lacks."""
+        from connector.decode._evolution import new_fields, reader_aliases
+
+        st = self._state()
+        w = self._writer_decoder(writer, path)
+        return new_fields(w.arrow_type, st.arrow_type, reader_aliases(st.reader_avro))
+
+    def evolve(self, parsed, rows: np.ndarray, writer, path: tuple, label: str):
+        """Apply ``options.evolution`` to one group: raise, rescue (JSON per row) or nothing."""
+        mode = self.options.evolution
+        if mode == "none" or writer is None:
+            return None
+        try:
+            extra = self.new_fields(writer, path)
+        except Exception:  # noqa: BLE001 - a writer schema we cannot map fails its rows in decode_group
+            return None
+        if not extra:
+            return None
+        from connector.decode._evolution import SchemaEvolutionError, reader_aliases, rescue_json
+
+        if mode == "failOnNewFields":
+            raise SchemaEvolutionError(label, tuple(extra))
+        w = self._writer_decoder(writer, path)
+        vals, errs = w.decode_group(payloads_of(parsed, rows), None, path, label)
+        return rescue_json(vals, self._state().arrow_type, reader_aliases(self._state().reader_avro))
 
     # -- whole batch --------------------------------------------------------------------
     def decode(self, parsed, lookup: Callable[[Any], Any]) -> DecodeResult:
@@ -220,7 +262,8 @@ class Decoder:
         parsed : wireformat.ParsedFrames
         lookup : callable
             ``SchemaKey -> registry.Schema`` (e.g. ``SchemaRegistry.lookup``). Not called for
-            JSON (the reader schema decides) nor for rows framed with ``none``.
+            rows framed with ``none``. For JSON it only checks the id (known, JSON Schema):
+            the reader schema decodes.
 
         Returns
         -------
@@ -236,6 +279,7 @@ class Decoder:
             book.set_ids(rows, key, label)
             for path, sub in self._split(parsed, key, rows, lookup, book, label):
                 writer, path = path
+                book.rescue(sub, self.evolve(parsed, sub, writer, path, label))
                 try:
                     vals, errs = self.decode_group(payloads_of(parsed, sub), writer, path, label)
                 except Exception as e:  # noqa: BLE001 - schema problems (SchemaMappingError)
@@ -250,7 +294,9 @@ class Decoder:
     def _split(self, parsed, key, rows, lookup, book, label):
         """Yield ((writer schema, message path), rows) for one schema key."""
         writer = None
-        if key[1] is not None and self.fmt != "json":
+        # JSON too: the reader schema decodes, but an id the registry does not know, or one
+        # of another format, marks the record as not written for this channel
+        if key[1] is not None:
             try:
                 writer = lookup(key)
             except Exception as e:  # noqa: BLE001 - the record's own fault becomes a row error
@@ -274,17 +320,19 @@ def raise_unless_records_fault(e: Exception, label: str) -> None:
     """Re-raise lookup failures that are not the record's fault.
 
     Spark's parse modes cover malformed input only. A registry that is down, refuses our
-    credentials or TLS, or is not configured must fail the task (Spark retries it): turning
-    valid records into PERMISSIVE error rows or DROPMALFORMED drops would lose them silently.
-    Only an id the registry does not know, or a schema it returns that cannot be used, marks
-    the record itself as bad.
+    credentials or TLS, is not a registry at all, or is not configured must fail the task
+    in every mode (Spark retries it): turning valid records into PERMISSIVE error rows or
+    DROPMALFORMED drops would lose them silently. The error types say whose fault they are
+    (``registry.is_records_fault``): only an id a *verified* registry does not know, or a
+    schema it returns that cannot be used, marks the record itself as bad.
     """
-    from registry import RegistryError, SchemaNotFound, SchemaParseError
+    from registry import RegistryError, is_records_fault
 
     from connector.errors import ConfigError
 
-    if isinstance(e, (SchemaNotFound, SchemaParseError)):
+    if is_records_fault(e):
         return
+    # Other errors (a writer of the wrong format, SchemaMappingError) stay row errors.
     if isinstance(e, (RegistryError, ConfigError)):
         e.add_note(f"while looking up writer schema id {label}")
         raise e
@@ -314,6 +362,12 @@ class RowBook:
             self.errors[:] = error_messages(parsed.error).to_numpy(zero_copy_only=False)
         self.id_codes = np.full(n, -1, np.int32)
         self.labels: list[str] = []
+        self.rescued: list[tuple[np.ndarray, pa.Array]] | None = None
+
+    def rescue(self, rows: np.ndarray, values: pa.Array | None) -> None:
+        """Record rescued JSON for ``rows`` (``None``: the group had nothing to rescue)."""
+        if values is not None:
+            self.rescued = (self.rescued or []) + [(rows, values)]
 
     def set_ids(self, rows: np.ndarray, key, label: str) -> None:
         if key[1] is not None:
@@ -335,11 +389,14 @@ class RowBook:
 
     def result(self, values: pa.Array) -> DecodeResult:
         bad = np.not_equal(self.errors, None).astype(bool)
+        rescued = None if self.rescued is None else scatter(self.n, self.rescued, pa.string())
         if not bad.any():
-            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids())
+            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids(), rescued)
         errors = pa.array(self.errors, pa.string())
         values = pc.if_else(pa.array(bad), pa.nulls(self.n, values.type), values)
-        return DecodeResult(values, errors, self._ids())
+        if rescued is not None:
+            rescued = pc.if_else(pa.array(bad), pa.nulls(self.n, pa.string()), rescued)
+        return DecodeResult(values, errors, self._ids(), rescued)
 
 
 def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> Decoder:
@@ -368,7 +425,7 @@ def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> D
         d = Decoder("json", None, (), None, options)
     else:
         fmt = schema_format(reader, options.format)
-        d = Decoder(fmt, getattr(reader, "text", None), _refs(reader),
+        d = Decoder(fmt, getattr(reader, "text", None), refs_of(reader),
                     getattr(reader, "message_name", None), options)
-    d.arrow_type  # compile now so reader-schema problems surface on the driver
+    _ = d.arrow_type  # compile now so reader-schema problems surface on the driver
     return d

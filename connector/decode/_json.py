@@ -1,36 +1,28 @@
 """JSON payloads → one Arrow array of the reader's type.
 
-Fast path: payloads joined with newlines (numpy) and read by one ``pyarrow.json.read_json``
-call with the reader type as explicit schema (dates read as text, then cast). Schemas with
-maps or free-form JSON leaves, top-level non-objects, and any group the fast path rejects go
-through the reference path: ``orjson.loads`` per record and a strict converter.
+The vectorized path (``_json_engine``) validates every payload strictly and reads the fields
+pyarrow's JSON reader can express with one ``read_json`` call; maps, unions and free-form
+fields are read by msgspec against a type derived from the schema. The reference path
+(``fast_path=False``, used by equivalence tests): ``orjson.loads`` per record and a strict
+converter.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
+import msgspec
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.json as pj
 
-from connector.decode._avro import _payload_view, _to_arrow
+from connector.decode._avro import _to_arrow
+from connector.decode._json_engine import JsonEngine
 from connector.decode._json_schema import JNode
+from connector.decode._json_types import json_type as _json_type
 from connector.decode._options import DecodeOptions
 
 __all__ = ["JsonCodec"]
-
-def _read_type(t: pa.DataType) -> pa.DataType:
-    """The explicit-schema type for pyarrow's JSON reader: dates are read as text."""
-    if pa.types.is_date32(t):
-        return pa.string()
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _read_type(f.type)) for f in t])
-    if pa.types.is_list(t):
-        return pa.list_(pa.field("element", _read_type(t.value_type)))
-    return t
 
 
 class _Bad(ValueError):
@@ -66,7 +58,15 @@ def _converter(n: JNode) -> Callable[[Any], Any]:
             return [c(x) for x in v]
         return coll
     if k == "json":
-        return lambda v: None if v is None else orjson.dumps(v).decode()
+        allowed = n.allowed
+
+        def text(v):
+            if v is None:
+                return None
+            if allowed is not None and _json_type(v) not in allowed:
+                raise _Bad(f"expected one of {sorted(allowed)}, got {_json_type(v)}")
+            return msgspec.json.encode(v).decode()
+        return text
 
     def scalar(v):
         if v is None:
@@ -75,7 +75,7 @@ def _converter(n: JNode) -> Callable[[Any], Any]:
             _expect(type(v) is str, "string", v)
             return v
         if k == "int":
-            _expect(type(v) is int, "integer", v)
+            _expect(type(v) is int and -2**63 <= v < 2**63, "64-bit integer", v)
             return v
         if k == "float":
             _expect(type(v) in (int, float), "number", v)
@@ -102,46 +102,16 @@ class JsonCodec:
         self.options = options
         self.arrow_type = node.arrow
         self._convert = _converter(node)
-        self.fast = options.fast_path and node.kind == "struct" and not node.contains("map", "json", "null")
-        if self.fast:
-            self._read_schema = pa.schema(list(_read_type(node.arrow)))
+        self.fast = options.fast_path
+        self._engine = JsonEngine(node, options) if self.fast else None
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
         n = len(payloads)
         if n == 0:
             return pa.array([], self.arrow_type), []
         if self.fast:
-            out = self._fast(payloads)
-            if out is not None:
-                return out, [None] * n
+            return self._engine.decode(payloads, f"json decode failed for schema id {label}")
         return self._reference(payloads, label)
-
-    def _fast(self, payloads: pa.BinaryArray) -> pa.Array | None:
-        offs, data = _payload_view(payloads)
-        starts = offs[:-1]
-        # Every payload must open an object: then each yields at least one row (or an error),
-        # and the row-count check below proves each yielded exactly one.
-        if (np.diff(offs) == 0).any() or (data[starts] != 0x7B).any():
-            return None
-        joined = pc.binary_join_element_wise(payloads, pa.scalar(b"", pa.binary()),
-                                             pa.scalar(b"\n", pa.binary()))
-        buf = joined.buffers()[2]
-        newline_inside = bool((np.frombuffer(buf, np.uint8)[:-1] == 0x0A).sum() >= len(payloads))
-        try:
-            table = pj.read_json(
-                pa.BufferReader(buf),
-                read_options=pj.ReadOptions(block_size=4 << 20),
-                parse_options=pj.ParseOptions(explicit_schema=self._read_schema,
-                                              unexpected_field_behavior="ignore",
-                                              newlines_in_values=newline_inside))
-            if table.num_rows != len(payloads):
-                return None
-            arr = table.to_struct_array().combine_chunks()
-            if arr.type != self.arrow_type:
-                arr = arr.cast(self.arrow_type)
-            return arr
-        except (pa.ArrowException, ValueError, TypeError, OverflowError):
-            return None
 
     def _reference(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
         rows: list = []

@@ -15,6 +15,10 @@ one non-null schema
 anything else (no schema, several         JSON text (string)
 types, free-form object)
 ========================================  =====================================
+
+A JSON-text node keeps the JSON types its schema allows (``allowed``: e.g.
+``{"integer", "string", "null"}`` for ``type: [integer, string, null]``, ``{"object"}`` for a
+free-form object, None for anything): values of another type are row errors.
 """
 from __future__ import annotations
 
@@ -31,12 +35,18 @@ TS_UTC = pa.timestamp("us", tz="UTC")
 
 
 class JNode:
-    """kind: struct | map | list | string | timestamp | date | int | float | bool | null | json."""
+    """kind: struct | map | list | string | timestamp | date | int | float | bool | null | json.
 
-    __slots__ = ("kind", "fields", "items", "arrow")
+    ``allowed`` (json only): frozenset of JSON type names the value may have, or None (any).
+    """
 
-    def __init__(self, kind: str, fields=(), items=None):
+    __slots__ = ("allowed", "arrow", "fields", "items", "kind")
+
+    def __init__(self, kind: str, fields=(), items=None, allowed=None):
         self.kind, self.fields, self.items = kind, tuple(fields), items
+        if allowed is not None:  # null: every field is nullable; a number may be an integer
+            allowed = frozenset(allowed) | {"null"} | ({"integer"} if "number" in allowed else set())
+        self.allowed = allowed
         self.arrow = _arrow(self)
 
     def contains(self, *kinds: str) -> bool:
@@ -59,6 +69,16 @@ def _arrow(n: JNode) -> pa.DataType:
             "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "null": pa.null()}[k]
 
 
+_JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+def _json_text(types) -> JNode:
+    """A JSON-text node allowing ``types`` (None or anything unknown: any JSON value)."""
+    if types is None or not set(types) <= _JSON_TYPES:
+        return JNode("json")
+    return JNode("json", allowed=types)
+
+
 class _Builder:
     def __init__(self, root: Any, max_depth: int):
         self.root, self.max_depth = root, max_depth
@@ -75,6 +95,40 @@ class _Builder:
             except (KeyError, IndexError, ValueError, TypeError) as e:
                 raise SchemaMappingError(f"JSON Schema $ref {ref!r} does not resolve") from e
         return node
+
+    def types_of(self, subs: list, seen: frozenset = frozenset()) -> set | None:
+        """JSON types a union's branches allow (None: a branch allows anything)."""
+        out: set = set()
+        for x in subs:
+            if not isinstance(x, dict):
+                return None
+            if "$ref" in x:
+                if x["$ref"] in seen:
+                    return None
+                try:
+                    target = self.ref(x["$ref"])
+                except SchemaMappingError:
+                    return None
+                got = self.types_of([target], seen | {x["$ref"]})
+            elif "oneOf" in x or "anyOf" in x:
+                got = self.types_of(list(x.get("oneOf", x.get("anyOf")) or []), seen)
+            elif isinstance(x.get("type"), (str, list)):
+                t = x["type"]
+                got = {t} if isinstance(t, str) else set(t)
+                if "number" in got:
+                    got.add("integer")
+            elif "properties" in x:
+                got = {"object"}
+            elif "items" in x:
+                got = {"array"}
+            elif "enum" in x and all(isinstance(v, str) for v in x["enum"]):
+                got = {"string"}
+            else:
+                return None
+            if got is None:
+                return None
+            out |= got
+        return out
 
     def walk(self, s: Any) -> JNode | None:
         if s is True or s is None or s == {}:
@@ -101,12 +155,12 @@ class _Builder:
                 subs = [x for x in s[key] if not (isinstance(x, dict) and x.get("type") == "null")]
                 if len(subs) == 1:
                     return self.walk(subs[0])
-                return JNode("json")
+                return _json_text(self.types_of(subs))
         t = s.get("type")
         if isinstance(t, list):
             nonnull = [x for x in t if x != "null"]
             if len(nonnull) != 1:
-                return JNode("json") if nonnull else JNode("null")
+                return _json_text(nonnull) if nonnull else JNode("null")
             t = nonnull[0]
         if t is None:
             if "properties" in s:
@@ -124,7 +178,7 @@ class _Builder:
                 values = self.walk(extra)
                 return JNode("json") if values is None else JNode("map", items=values)
             if not props:
-                return JNode("json")
+                return _json_text({"object"})
             fields = []
             for name, sub in props.items():
                 ft = self.walk(sub)
@@ -134,7 +188,7 @@ class _Builder:
         if t == "array":
             items = s.get("items")
             if not isinstance(items, dict):
-                return JNode("json")
+                return _json_text({"array"})
             it = self.walk(items)
             return None if it is None else JNode("list", items=it)
         if t == "string":

@@ -9,7 +9,7 @@ from connector.decode._decoder import (
     Decoder, RowBook, _why, build_decoder, label_of, payloads_of, raise_unless_records_fault, row_groups,
     scatter, schema_format,
 )
-from connector.decode._options import DecodeOptions, DecodeResult  # noqa: F401
+from connector.decode._options import DecodeOptions, DecodeResult
 from connector.errors import ConfigError, SchemaMappingError
 
 __all__ = ["MultiDecoder", "build_multi_decoder"]
@@ -73,13 +73,19 @@ class MultiDecoder:
                 try:
                     name = any_d.writer_name(writer, path)
                     field = self._match(name)
-                    if field is None:
-                        if self.only is None:
-                            book.fail(sub, f"record type {name} of schema id {label} is not "
-                                           f"one of {sorted(self.decoders)}")
-                        continue
-                    if self.only is not None and field not in self.only:
-                        continue
+                except Exception as e:  # noqa: BLE001 - decode() never raises for data or schemas
+                    book.fail(sub, f"{self.fmt} decode failed for schema id {label}: {_why(e)}")
+                    continue
+                if field is None:
+                    if self.only is None:
+                        book.fail(sub, f"record type {name} of schema id {label} is not "
+                                       f"one of {sorted(self.decoders)}")
+                    continue
+                if self.only is not None and field not in self.only:
+                    continue
+                # outside the try: failOnNewFields must stop the query, not mark rows
+                book.rescue(sub, self.decoders[field].evolve(parsed, sub, writer, path, label))
+                try:
                     vals, errs = self.decoders[field].decode_group(
                         payloads_of(parsed, sub), writer, path, label)
                 except Exception as e:  # noqa: BLE001 - decode() never raises for data or schemas

@@ -30,8 +30,13 @@ class DecodeOptions:
     protobuf_message : str or None
         Protobuf message (full or simple name) to read when the reader schema does not name one.
     fast_path : bool
-        Use the vectorized paths (polars for Avro, pyarrow.json for JSON); False forces the
-        per-record reference paths (used by equivalence tests).
+        Use the vectorized paths (pyarrow.json for JSON); False forces the per-record
+        reference paths (used by equivalence tests). No effect on Avro: its one engine is
+        vectorized and covers the whole spec.
+    evolution : str
+        Fields a writer has and the reader lacks: ``"none"`` (dropped), ``"rescue"`` (JSON in
+        ``DecodeResult.rescued``) or ``"failOnNewFields"`` (decode raises
+        :class:`connector.decode.SchemaEvolutionError`). See ``connector.decode._evolution``.
     """
 
     format: str | None = None
@@ -41,9 +46,12 @@ class DecodeOptions:
     max_record_bytes: int = 64 * 1024 * 1024
     protobuf_message: str | None = None
     fast_path: bool = True
+    evolution: str = "none"
 
     def __post_init__(self):
         from connector.errors import ConfigError
+        if self.evolution not in ("none", "rescue", "failOnNewFields"):
+            raise ConfigError(f"evolution must be none, rescue or failOnNewFields, got {self.evolution!r}")
         if self.enum_as not in ("string", "int"):
             raise ConfigError(f"enum_as must be 'string' or 'int', got {self.enum_as!r}")
         for name in ("max_recursion_depth", "max_collection_items", "max_record_bytes"):
@@ -63,11 +71,15 @@ class DecodeResult:
         Null where the row decoded, else the reason.
     schema_ids : pa.StringArray or None
         The writer schema id of each row as text (null where none).
+    rescued : pa.StringArray or None
+        With ``evolution="rescue"``: per row, a JSON object of the fields its writer has and
+        the reader lacks (null where none); None in the other modes.
     """
 
     values: pa.Array
     errors: pa.StringArray
     schema_ids: pa.StringArray | None = None
+    rescued: pa.StringArray | None = None
 
     def __len__(self) -> int:
         return len(self.values)

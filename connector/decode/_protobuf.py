@@ -1,6 +1,13 @@
 """Protobuf payloads of one message type → one Arrow array.
 
-One C-level parse per group: the payloads are wrapped, with numpy, as the repeated field 1
+Fast path (``_proto_arrow``): ptars parses every payload of a group in Rust and its Arrow
+output is reshaped to our types; rows it cannot reproduce exactly go to the reference
+path below. A compiled wire check (``_proto_validate``, numba) refuses what protobuf
+refuses at the wire level plus varints that overflow 64 bits, which protobuf's parsers
+accept silently; without numba, protobuf's own parse of the group and a numpy overflow
+scan (``_proto_wire``) do that job, as on the reference path.
+
+Reference path — one C-level parse per group: the payloads are wrapped, with numpy, as the repeated field 1
 of a synthetic ``Batch`` message (tag 0x0A, varint length, payload, for every row), parsed
 with a single ``ParseFromString``; columns are then pulled field by field. If the group does
 not parse, rows are parsed one by one to find the bad ones.
@@ -21,6 +28,10 @@ from google.protobuf.message import DecodeError as PbDecodeError
 
 from connector.decode._avro import _to_arrow
 from connector.decode._options import DecodeOptions
+from connector.decode._proto_arrow import DUR_MAX, TS_MAX, TS_MIN, PtarsEngine, engine_supports
+from connector.decode._proto_validate import WireValidator
+from connector.decode._proto_validate import available as validator_available
+from connector.decode._proto_wire import overflow_rows
 from connector.decode._protobuf_schema import (
     WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map,
 )
@@ -75,12 +86,112 @@ class ProtoCodec:
         self.arrow_type = arrow_type_of_message(self.desc, options.enum_as,
                                                 max_depth=options.max_recursion_depth)
         self.cls = compiled.message_class(self.desc)
+        self._engine = None
+        self._validator = None
+        self._engine_ok = engine_supports(self.desc)
+        self._json_fields = [f for f in self.desc.fields if f.type == FD.TYPE_MESSAGE and
+                             f.message_type.full_name in WKT_JSON and not f.is_repeated]
 
     @property
     def full_name(self) -> str:
         return self.desc.full_name
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
+        """(values of ``arrow_type``, error text or None per row)."""
+        n = len(payloads)
+        prefix = f"protobuf decode failed for schema id {label}"
+        if payloads.null_count:
+            payloads = pc.if_else(payloads.is_valid(), payloads, pa.scalar(b"", payloads.type))
+        checked = False  # True when the compiled wire check (overflows included) ran
+        if n and self.options.fast_path and self._engine_ok:
+            vals, errors, checked = self._decode_engine(payloads, label, prefix)
+        else:
+            vals, errors = self._decode_reference(payloads, label)
+        if not checked:
+            for i, why in overflow_rows(payloads, self.cls).items():
+                errors[i] = errors[i] or f"{prefix}: {why}"
+        if errors.count(None) != n:  # an error row never carries a (possibly wrong) value
+            bad = pa.array(np.not_equal(np.array(errors, object), None).astype(bool))
+            vals = pc.if_else(bad, pa.nulls(n, vals.type), vals)
+        return vals, errors
+
+    def _decode_engine(self, payloads: pa.BinaryArray, label: str, prefix: str):
+        if self._engine is None:
+            try:
+                self._engine = PtarsEngine(self.desc, self.arrow_type, self.options.enum_as,
+                                           self.options.max_collection_items)
+            except NotImplementedError:
+                self._engine_ok = False
+                return (*self._decode_reference(payloads, label), False)
+            self._validator = WireValidator(self.desc) if validator_available() else None
+        n = len(payloads)
+        vals, bad, redo = self._engine.decode(payloads)
+        errors: list = [None] * n
+        if self._validator is not None:
+            refused, odd = self._validator.check(payloads)
+            redo |= odd
+        else:
+            refused = self._refused_by_protobuf(payloads)
+        for i, why in chain(bad.items(), refused.items()):
+            errors[i] = f"{prefix}: {why}"
+            redo[i] = False
+        if vals is not None and self._json_fields:
+            vals = self._fill_json(vals, payloads, redo, errors)
+        if vals is None:
+            vals = pa.nulls(n, self.arrow_type)
+        if redo.any():
+            idx = np.flatnonzero(redo)
+            sub_vals, sub_errs = self._decode_reference(payloads.take(pa.array(idx)), label)
+            perm = np.arange(n, dtype=np.int64)
+            perm[idx] = n + np.arange(len(idx))
+            vals = pa.concat_arrays([vals, sub_vals]).take(pa.array(perm))
+            for j, i in enumerate(idx.tolist()):
+                errors[i] = errors[i] or sub_errs[j]
+        return vals, errors, self._validator is not None
+
+    def _refused_by_protobuf(self, payloads: pa.BinaryArray) -> dict[int, str]:
+        """{row: reason} for rows protobuf's own parser refuses: one C-level parse of the
+        whole group (no Python object per row), row by row only when it fails. ptars
+        accepts a few malformed inputs (stray group tags), so its verdict is not enough."""
+        try:
+            batch = self.compiled.batch_class(self.desc).FromString(frame_as_repeated(payloads))
+            if len(batch.items) == len(payloads):
+                return {}
+        except (PbDecodeError, ValueError, RuntimeError):
+            pass
+        bad = {}
+        for i, p in enumerate(payloads.to_pylist()):
+            try:
+                self.cls.FromString(p)
+            except (PbDecodeError, ValueError, RuntimeError, TypeError) as e:
+                bad[i] = f"{type(e).__name__}: {e}"
+        return bad
+
+    def _fill_json(self, vals: pa.StructArray, payloads, redo: np.ndarray, errors: list):
+        """Top-level Any/Struct/Value/ListValue fields: JSON text from protobuf's own parse."""
+        skip = redo | np.not_equal(np.array(errors, object), None)
+        keep = np.flatnonzero(~skip)
+        if len(keep) == 0:
+            return vals
+        try:
+            msgs = list(self.compiled.batch_class(self.desc).FromString(
+                frame_as_repeated(payloads.take(pa.array(keep)))).items)
+        except (PbDecodeError, ValueError, RuntimeError):
+            msgs = None
+        if msgs is None or len(msgs) != len(keep):
+            redo[keep] = True
+            return vals
+        pos = np.full(len(payloads), -1, np.int64)
+        pos[keep] = np.arange(len(keep))
+        children = {f.name: c for f, c in zip(vals.type, _struct_children(vals))}
+        for f in self._json_fields:
+            col = self._field(msgs, f, pa.string())
+            children[f.name] = col.take(pa.array(pos, mask=pos < 0))
+        t = self.arrow_type
+        mask = pc.invert(vals.is_valid()) if vals.null_count else None
+        return pa.StructArray.from_arrays([children[f.name] for f in t], fields=list(t), mask=mask)
+
+    def _decode_reference(self, payloads: pa.BinaryArray, label: str):
         n = len(payloads)
         prefix = f"protobuf decode failed for schema id {label}"
         errors: list = [None] * n
@@ -139,7 +250,7 @@ class ProtoCodec:
             if name in ("google.protobuf.Timestamp", "google.protobuf.Duration"):
                 secs = np.fromiter(map(_SECONDS, msgs), np.int64, n)
                 nanos = np.fromiter(map(_NANOS, msgs), np.int64, n)
-                return pa.array(secs * 1_000_000 + nanos // 1000, t, mask=mask)
+                return pa.array(_micros(secs, nanos, name, mask), t, mask=mask)
             return pa.array(list(map(_VALUE, msgs)), t, mask=mask)
         if name in WKT_JSON:
             dump = (lambda m: _any_json(m, self.compiled.pool)) if name == "google.protobuf.Any" \
@@ -147,6 +258,8 @@ class ProtoCodec:
             return pa.array([None if mask is not None and mask[i] else dump(m)
                              for i, m in enumerate(msgs)], t)
         children = [self._field(msgs, desc.fields_by_name[field.name], field.type) for field in t]
+        if len(desc.fields) != len(t):
+            _refuse_cut_data(msgs, desc, t)
         amask = pa.array(mask) if mask is not None else None
         if not children:
             return pa.StructArray.from_arrays([], fields=[], mask=amask) if n else pa.array([], t)
@@ -168,8 +281,12 @@ class ProtoCodec:
         n = len(msgs)
         if is_map(f) or f.is_repeated:
             seqs = list(map(get, msgs))
+            lens = np.fromiter(map(len, seqs), np.int64, n)
+            if n and lens.max() > self.options.max_collection_items:
+                raise ValueError(f"field {f.full_name} holds more than "
+                                 f"{self.options.max_collection_items} items (max_collection_items)")
             offsets = np.zeros(n + 1, np.int32)
-            np.cumsum(np.fromiter(map(len, seqs), np.int64, n), out=offsets[1:])
+            np.cumsum(lens, out=offsets[1:])
             if is_map(f):
                 kf = f.message_type.fields_by_name["key"]
                 vf = f.message_type.fields_by_name["value"]
@@ -191,6 +308,21 @@ class ProtoCodec:
         return self._scalars(vals, f, t, mask if mask is not None and mask.any() else None)
 
 
+def _refuse_cut_data(msgs: list, desc, t: pa.DataType) -> None:
+    """ValueError when a field cut from the Arrow type by max_recursion_depth holds data."""
+    kept = {f.name for f in t}
+    for f in desc.fields:
+        if f.name in kept:
+            continue
+        if f.is_repeated:
+            has = any(map(len, map(attrgetter(f.name), msgs)))
+        else:
+            has = any(map(methodcaller("HasField", f.name), msgs))
+        if has:
+            raise ValueError(f"data nested deeper than the recursion depth (max_recursion_depth) "
+                             f"in field {f.full_name}")
+
+
 _SECONDS, _NANOS, _VALUE = attrgetter("seconds"), attrgetter("nanos"), attrgetter("value")
 _KEYS, _ITEMS = methodcaller("keys"), methodcaller("values")
 
@@ -209,6 +341,29 @@ def _enum_names(vals: list, f, mask) -> pa.Array:
         out = pa.DictionaryArray.from_arrays(pa.array(idx_c.astype(np.int32), mask=mask), dictionary)
         return out.cast(pa.string())
     return pa.array([by_number.get(v, str(v)) for v in vals], pa.string(), mask=mask)
+
+
+def _micros(secs: np.ndarray, nanos: np.ndarray, name: str, mask) -> np.ndarray:
+    """seconds + nanos → microseconds (nanos truncated toward zero, as Spark and ptars do);
+    ValueError when a present value is outside the type's range (years 1..9999 for a
+    Timestamp, ±10,000 years for a Duration) rather than a wrapped number."""
+    safe = np.clip(secs, -10**12, 10**12)
+    us = safe * 1_000_000 + np.where(nanos < 0, -((-nanos) // 1000), nanos // 1000)
+    if name == "google.protobuf.Timestamp":
+        bad = (secs != safe) | (us < TS_MIN) | (us >= TS_MAX)
+    else:
+        bad = (secs != safe) | (np.abs(us) > DUR_MAX)
+    if mask is not None:
+        bad &= ~np.asarray(mask, bool)
+    if bad.any():
+        raise ValueError(f"{name} value out of range")
+    return us
+
+
+def _struct_children(arr: pa.StructArray) -> list:
+    if arr.offset == 0 and arr.null_count == 0:
+        return [arr.field(i) for i in range(arr.type.num_fields)]
+    return arr.flatten()
 
 
 def _read_varints(data: np.ndarray, pos: np.ndarray, active: np.ndarray):
@@ -259,7 +414,8 @@ def _time_from_bytes(vals: list, mask, t: pa.DataType) -> pa.Array:
         nanos = np.where(good & (tag == 0x10), v.astype(np.int32).astype(np.int64), nanos)
         active = good & (pos < ends)
         bad |= good & (pos > ends)
-    micros = secs * 1_000_000 + nanos // 1000
+    micros = _micros(secs, nanos, "google.protobuf.Timestamp" if pa.types.is_timestamp(t)
+                     else "google.protobuf.Duration", bad if mask is None else (bad | mask))
     if bad.any():
         from google.protobuf import timestamp_pb2
         for i in np.flatnonzero(bad).tolist():
@@ -267,5 +423,7 @@ def _time_from_bytes(vals: list, mask, t: pa.DataType) -> pa.Array:
                 m = timestamp_pb2.Timestamp.FromString(vals[i])  # same wire layout as Duration
             except PbDecodeError as e:
                 raise ValueError(f"corrupt Timestamp/Duration: {e}") from e
-            micros[i] = m.seconds * 1_000_000 + m.nanos // 1000
+            micros[i] = _micros(np.array([m.seconds], np.int64), np.array([m.nanos], np.int64),
+                                "google.protobuf.Timestamp" if pa.types.is_timestamp(t)
+                                else "google.protobuf.Duration", None)[0]
     return pa.array(micros, t, mask=mask if mask is not None and mask.any() else None)

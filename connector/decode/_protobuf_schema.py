@@ -99,11 +99,20 @@ class CompiledProto:
         return ".".join(parts)
 
     def find(self, name: str | None):
-        """Descriptor by full or simple name (None = first top-level message)."""
+        """Descriptor by full or simple name (None = the only top-level message).
+
+        A schema that declares several top-level messages needs the name: guessing the
+        first one would read records written as another message with the wrong type.
+        """
         if name is None:
             names = self.message_names()
             if not names:
                 raise SchemaMappingError("Protobuf schema declares no message")
+            if len(names) > 1:
+                raise SchemaMappingError(
+                    f"Protobuf schema declares several messages ({', '.join(names)}); choose "
+                    "the reader's with option 'schema.message' (source) or message= "
+                    "(from_registry), e.g. " + repr(names[0]))
             name = names[0]
         try:
             return self.pool.FindMessageTypeByName(name)

@@ -18,7 +18,7 @@ import re
 import struct
 from decimal import Context, Decimal, InvalidOperation
 
-from connector.decode._avro_schema import Node, union_kind
+from connector.decode import Node, union_kind
 
 __all__ = ["encode_record", "RowError", "UUID_RE"]
 

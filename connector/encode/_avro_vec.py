@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.decode._avro_schema import Node, union_kind
+from connector.decode import Node, union_kind
 
 __all__ = ["encode_vectorized"]
 

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.decode._decoder import _refs, schema_format
+from connector.decode import refs_of, schema_format
 from connector.encode._coerce import ValueFitError, coerce
 from connector.encode._options import EncodeError, EncodeOptions, EncodeResult
 
@@ -30,7 +30,7 @@ class _State:
         self.avro = self.json = self.proto = None
         self.message_indexes = None
         if e.fmt == "avro":
-            from connector.decode._avro_schema import arrow_type_of, parse_avro
+            from connector.decode import arrow_type_of, parse_avro
             self.avro, recursive = parse_avro(e.text, max_depth=o.max_recursion_depth,
                                               refs=tuple(t for _, t in e.refs))
             if recursive:
@@ -42,7 +42,7 @@ class _State:
             self.arrow_type = arrow_type_of(self.avro)
             self.full_name = self.avro.name
         elif e.fmt == "protobuf":
-            from connector.decode._protobuf_schema import compile_proto
+            from connector.decode import compile_proto
             from connector.encode._protobuf import ProtoEncoder
             self.proto = ProtoEncoder(compile_proto(e.text, e.refs), e.message or o.protobuf_message,
                                       o.max_recursion_depth)
@@ -50,13 +50,13 @@ class _State:
             self.message_indexes = self.proto.indexes
             self.full_name = self.proto.desc.full_name
         else:
-            from connector.decode._json_schema import parse_json_schema
+            from connector.decode import parse_json_schema
             from connector.encode._json import JsonEncoder
             node = parse_json_schema(e.text, max_depth=o.max_recursion_depth)
             self.json = JsonEncoder(node, e.text, o.validate_json)
             self.arrow_type = node.arrow
-            from connector.decode._decoder import _json_title
-            self.full_name = _json_title(e.text)
+            from connector.decode import json_title
+            self.full_name = json_title(e.text)
 
 
 _STATES: dict[tuple[int, str], _State] = {}
@@ -242,7 +242,7 @@ def build_encoder(schema: Any, *, fmt: str | None = None,
     if schema is None:
         raise EncodeError("an encoder needs a schema")
     f = schema_format(schema, fmt or options.format)
-    e = Encoder(f, getattr(schema, "text", None), _refs(schema),
+    e = Encoder(f, getattr(schema, "text", None), refs_of(schema),
                 getattr(schema, "message_name", None), options)
-    e.arrow_type  # compile now so schema problems surface on the driver
+    _ = e.arrow_type  # compile now so schema problems surface on the driver
     return e

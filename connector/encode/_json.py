@@ -21,7 +21,7 @@ import math
 import orjson
 import pyarrow as pa
 
-from connector.decode._json_schema import JNode
+from connector.decode import JNode
 
 __all__ = ["JsonEncoder"]
 

@@ -37,7 +37,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.decode._json_schema import JNode
+from connector.decode import JNode
 from connector.encode._avro_vec import _Ctx, _valid
 
 __all__ = ["plan", "encode_json_vectorized"]

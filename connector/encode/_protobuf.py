@@ -19,13 +19,7 @@ import pyarrow as pa
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 
-from connector.decode._protobuf_schema import (
-    WKT_JSON,
-    WKT_SCALARS,
-    CompiledProto,
-    arrow_type_of_message,
-    is_map,
-)
+from connector.decode import WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map
 
 __all__ = ["ProtoEncoder", "message_indexes_of"]
 

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf.descriptor import FieldDescriptor as FD
 
-from connector.decode._protobuf_schema import WKT_JSON, WKT_SCALARS, is_map
+from connector.decode import WKT_JSON, WKT_SCALARS, is_map
 from connector.encode._avro_vec import (
     _EMPTY,
     _Ctx,

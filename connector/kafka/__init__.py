@@ -2,7 +2,7 @@
 
 Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_option`,
 :func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`.
-Executors: :func:`read_range` (one offset range to Arrow batches, pooled consumers).
+Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
 Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
 :func:`ensure_topics` (``createTopics`` from channel bindings).
 Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuBroker`.
@@ -10,6 +10,8 @@ Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuB
 from ._conf import (
     OWNED_KAFKA_SETTINGS,
     SECRET_KAFKA_SETTINGS,
+    bootstrap_without_credentials,
+    drop_document_security,
     is_secret_setting,
     kafka_conf_from_options,
     redact_conf,
@@ -19,9 +21,8 @@ from ._admin import TopicReport, TopicSpec, ensure_topics
 from ._consume import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
-    clear_consumer_pool,
     commit_offsets,
-    consumer_pool_stats,
+    consumer_stats,
     read_range,
 )
 from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
@@ -42,6 +43,7 @@ from ._ranges import (
     START_OFFSET_RESET,
     OffsetRange,
     plan_ranges,
+    reconcile_offsets,
     report_data_loss,
     validate_ranges,
 )
@@ -59,14 +61,14 @@ __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
     "EARLIEST", "LATEST",
     "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",
-    "OffsetRange", "plan_ranges", "validate_ranges", "report_data_loss",
+    "OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
     "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
     "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED", "PARTITION_OFFSET_CHANGED",
     "START_OFFSET_RESET",
     "read_range", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
-    "consumer_pool_stats", "clear_consumer_pool",
+    "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
-    "is_secret_setting", "redact_conf", "warn_insecure_tls",
+    "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
     "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",

@@ -7,7 +7,11 @@ change that behaviour are refused with a reason, as ``KafkaSourceProvider`` does
 from __future__ import annotations
 
 import logging
+import re
+import threading
 from collections.abc import Iterable, Mapping
+
+from registry import redact_servers, strip_userinfo
 
 from connector.errors import ConfigError
 
@@ -17,9 +21,41 @@ __all__ = [
     "kafka_conf_from_options",
     "is_secret_setting",
     "redact_conf",
+    "bootstrap_without_credentials",
+    "drop_document_security",
 ]
 
 _log = logging.getLogger(__name__)
+_WARNED: set[tuple[str, str]] = set()  # (origin, cleaned list): warn once per process
+
+
+class _ConfWarnOnce(logging.Filter):
+    """Lets each distinct librdkafka CONFWARN through once per process: every pooled consumer
+    would otherwise repeat the same configuration warnings (issue 17 saw 38 lines per job)."""
+
+    _CLIENT = re.compile(r"\[rdkafka#[a-z]+-\d+\]")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if "CONFWARN" not in msg:
+            return True
+        key = self._CLIENT.sub("", msg)
+        with self._lock:
+            if key in self._seen or len(self._seen) > 1000:
+                return False
+            self._seen.add(key)
+        return True
+
+
+CONFWARN_ONCE = _ConfWarnOnce()
+# The loggers the source's consumers report through (Consumer(conf, logger=...)).
+for _name in ("connector.kafka._consume", "connector.kafka._reader"):
+    logging.getLogger(_name).addFilter(CONFWARN_ONCE)
 
 #: Settings the source sets itself, with the reason shown when a user tries to set them.
 OWNED_KAFKA_SETTINGS: Mapping[str, str] = {
@@ -68,8 +104,54 @@ def is_secret_setting(name: str) -> bool:
 
 
 def redact_conf(conf: Mapping[str, object]) -> dict[str, object]:
-    """Copy of ``conf`` with secret values replaced by ``'***'`` (for logs and reprs)."""
-    return {k: ("***" if is_secret_setting(k) else v) for k, v in conf.items()}
+    """Copy of ``conf`` with secret values replaced by ``'***'`` and userinfo removed from the
+    bootstrap list (for logs and reprs)."""
+    return {k: ("***" if is_secret_setting(k) else
+                redact_servers(str(v)) if k.strip().lower() == "bootstrap.servers" else v)
+            for k, v in conf.items()}
+
+
+def bootstrap_without_credentials(servers: str, origin: str) -> str:
+    """``servers`` without ``user:password@``, warning that such credentials are ignored.
+
+    librdkafka has no userinfo in addresses (it would try to resolve it, and log it): SASL
+    credentials are the ``kafka.sasl.username`` / ``kafka.sasl.password`` options.
+    """
+    clean, had = strip_userinfo(servers)
+    if had and (origin, clean) not in _WARNED:
+        _WARNED.add((origin, clean))
+        _log.warning("credentials (user:password@) in %s were ignored and removed from the bootstrap "
+                     "list %s: pass them as the options 'kafka.sasl.username' and 'kafka.sasl.password'",
+                     origin, clean)
+    return clean
+
+
+# Which of the document's security settings a user's ``security.protocol`` leaves in force.
+_SECURITY_PREFIXES_KEPT = {"PLAINTEXT": (), "SSL": ("ssl.",), "SASL_PLAINTEXT": ("sasl.",),
+                           "SASL_SSL": ("ssl.", "sasl.")}
+
+
+def drop_document_security(doc: Mapping[str, str], user: Mapping[str, str]) -> dict[str, str]:
+    """The document's settings minus the security ones a user's ``security.protocol`` overrides.
+
+    A document describes its production servers (often SASL_SSL); a user who points the read at
+    another cluster with ``kafka.bootstrap.servers`` says how to reach it with one more option,
+    ``kafka.security.protocol``: ``PLAINTEXT`` drops the document's ``sasl.*`` and ``ssl.*``
+    settings, ``SSL`` its ``sasl.*`` ones, ``SASL_PLAINTEXT`` its ``ssl.*`` ones. Settings the
+    user gives explicitly are never dropped (they are applied after this).
+
+    Examples
+    --------
+    >>> drop_document_security({"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
+    ...                         "client.id": "x"}, {"security.protocol": "plaintext"})
+    {'client.id': 'x'}
+    """
+    proto = str(user.get("security.protocol", "")).strip().upper()
+    if proto not in _SECURITY_PREFIXES_KEPT:
+        return dict(doc)
+    kept = _SECURITY_PREFIXES_KEPT[proto]
+    return {k: v for k, v in doc.items()
+            if k != "security.protocol" and (not k.startswith(("ssl.", "sasl.")) or k.startswith(kept))}
 
 
 def _norm(items: Iterable[tuple[str, object]], origin: str) -> dict[str, str]:
@@ -131,12 +213,16 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
     conf: dict[str, str] = {}
     if bootstrap_servers:
         conf["bootstrap.servers"] = bootstrap_servers
+    doc = drop_document_security(doc, user)
     for origin in (doc, user):
         for key, value in origin.items():
             if key in OWNED_KAFKA_SETTINGS and not (key == "group.id" and allow_group_id):
                 raise ConfigError(f"Kafka option '{key}' is not supported: "
                                   f"{OWNED_KAFKA_SETTINGS[key]}")
             conf[key] = value
+    if conf.get("bootstrap.servers"):
+        conf["bootstrap.servers"] = bootstrap_without_credentials(conf["bootstrap.servers"],
+                                                                  "the Kafka bootstrap servers")
     if require_bootstrap and not conf.get("bootstrap.servers", "").strip():
         raise ConfigError("no Kafka bootstrap servers: the AsyncAPI document names no server "
                           "and the option 'kafka.bootstrap.servers' is not set")

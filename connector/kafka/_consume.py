@@ -1,9 +1,11 @@
 """Executor-side reads of one offset range into Arrow record batches.
 
-Consumers are expensive to create (connections, metadata, fetcher threads), so they live in a
-per-process pool keyed by configuration and are reused across tasks: Spark runs ``read()`` in
-reused Python workers. The pool is dropped after a fork (pid check): librdkafka handles are not
-fork-safe.
+Every range gets a fresh consumer, closed when the range ends (also when the task stops
+early): an idle consumer kept for the next task crashed the whole Python worker (a segfault
+in librdkafka's metadata cache) once its topic was deleted and recreated, and on the mock
+cluster a fresh consumer read a small range faster (~2 ms) than a reused one (~50 ms, waiting
+behind the fetch its previous range left in flight). The throwaway group id is per process
+and renewed after a fork.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from connector.errors import ConfigError, KafkaReadError
 from ._ranges import COULD_NOT_READ_OFFSET_RANGE, OffsetRange, report_data_loss
 
 __all__ = ["RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "read_range", "commit_offsets",
-           "consumer_pool_stats", "clear_consumer_pool"]
+           "consumer_stats"]
 
 _log = logging.getLogger(__name__)
 
@@ -49,51 +51,36 @@ _OUT_OF_RANGE = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE}
 _GONE = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION,
          KafkaError._UNKNOWN_TOPIC}
 
-# ---------------------------------------------------------------------------- consumer pool
+# ---------------------------------------------------------------------------- consumers
 
 _lock = threading.Lock()
-_pool: dict[tuple, list[Consumer]] = {}
-_pool_pid = os.getpid()
-_stats = {"created": 0, "reused": 0}
+_pid = os.getpid()
+_stats = {"created": 0, "open": 0}
 _process_group = f"asyncapi-kafka-{uuid.uuid4()}-executor"
 
 
 def _check_pid() -> None:
-    global _pool_pid, _process_group
-    if os.getpid() != _pool_pid:
-        # Inherited handles belong to the parent's threads; drop them without closing.
-        _pool.clear()
-        _stats.update(created=0, reused=0)
-        _pool_pid = os.getpid()
+    global _pid, _process_group
+    if os.getpid() != _pid:
+        _stats.update(created=0, open=0)
+        _pid = os.getpid()
         _process_group = f"asyncapi-kafka-{uuid.uuid4()}-executor"
 
 
-def consumer_pool_stats() -> dict[str, int]:
-    """Counts of consumers created and reused by this process (for tests and metrics)."""
+def consumer_stats() -> dict[str, int]:
+    """Consumers this process created, and how many are open now (for tests and metrics)."""
     with _lock:
         _check_pid()
-        return {**_stats, "idle": sum(len(v) for v in _pool.values())}
-
-
-def clear_consumer_pool() -> None:
-    """Close every idle pooled consumer of this process."""
-    with _lock:
-        _check_pid()
-        idle = [c for v in _pool.values() for c in v]
-        _pool.clear()
-    for c in idle:
-        try:
-            c.close()
-        except (KafkaException, RuntimeError):
-            _log.debug("ignoring error while closing a pooled consumer", exc_info=True)
+        return dict(_stats)
 
 
 def _consumer_conf(conf: Mapping[str, str], isolation_level: str) -> dict[str, str]:
     c = {str(k): str(v) for k, v in conf.items()}
-    c.setdefault("group.id", _process_group)
-    # A pooled consumer may still have a long-poll fetch in flight from its previous range
-    # (waiting at the high watermark); the next range's first fetch queues behind it. Keep
-    # that wait short: ranges are bounded, so fetches past the data are rare.
+    with _lock:
+        _check_pid()
+        c.setdefault("group.id", _process_group)
+    # Ranges are bounded, so a fetch that waits at the high watermark only delays the end of
+    # a task: keep that wait short.
     c.setdefault("fetch.wait.max.ms", "50")
     c.update({
         "enable.auto.commit": "false",
@@ -106,32 +93,26 @@ def _consumer_conf(conf: Mapping[str, str], isolation_level: str) -> dict[str, s
     return c
 
 
-def _checkout(conf: dict[str, str]) -> tuple[tuple, Consumer]:
-    key = tuple(sorted(conf.items()))
-    with _lock:
-        _check_pid()
-        idle = _pool.get(key)
-        if idle:
-            _stats["reused"] += 1
-            return key, idle.pop()
-        _stats["created"] += 1
+def _open_consumer(conf: dict[str, str]) -> Consumer:
     try:
-        return key, Consumer(conf, logger=_log)
+        consumer = Consumer(conf, logger=_log)
     except KafkaException as e:
         raise ConfigError(f"invalid Kafka configuration: {e.args[0].str()}") from e
+    with _lock:
+        _check_pid()
+        _stats["created"] += 1
+        _stats["open"] += 1
+    return consumer
 
 
-def _checkin(key: tuple, consumer: Consumer, healthy: bool) -> None:
-    # Consumers are closed after every range rather than kept idle for the next task:
-    # an idle consumer that once read a topic crashes the whole Python worker (a segfault in
-    # librdkafka's metadata cache) when that topic is deleted and recreated, and measured on
-    # the mock cluster a fresh consumer reads a small range faster (~2 ms) than a reused one
-    # (~50 ms, waiting behind the fetch its previous range left in flight).
-    del key, healthy
+def _close_consumer(consumer: Consumer) -> None:
     try:
         consumer.close()
     except (KafkaException, RuntimeError):
         _log.debug("ignoring error while closing a consumer", exc_info=True)
+    finally:
+        with _lock:
+            _stats["open"] -= 1
 
 
 # ---------------------------------------------------------------------------- Arrow building
@@ -141,12 +122,23 @@ def _headers_array(msgs: list[Message]) -> pa.Array:
     if not any(hs):
         return pa.nulls(len(msgs), HEADERS_TYPE)
     # Spark's Kafka source gives null (not an empty list) for records without headers.
-    return pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in hs],
+    # The stub's HeadersType includes the produce-side dict (hence the ignore); a consumed
+    # message always carries a list of (key, value) tuples.
+    return pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in hs],  # type: ignore[str-unpack]
                     type=HEADERS_TYPE)
 
 
+def _offset(msg: Message) -> int:
+    """Offset of a consumed record (librdkafka sets one on every message that is not an error)."""
+    off = msg.offset()
+    if off is None:
+        raise KafkaReadError(f"librdkafka returned a record without an offset from {msg.topic()} "
+                             f"[{msg.partition()}]")
+    return off
+
+
 def _offsets(msgs: list[Message]) -> np.ndarray:
-    first, last = msgs[0].offset(), msgs[-1].offset()
+    first, last = _offset(msgs[0]), _offset(msgs[-1])
     if last - first == len(msgs) - 1:
         # Offsets strictly increase within a partition, so this span means no gaps.
         return np.arange(first, last + 1, dtype=np.int64)
@@ -240,22 +232,17 @@ def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 1
     if rng.end <= rng.start:
         return
     iso = isolation_level or conf.get("isolation.level") or "read_committed"
-    key, consumer = _checkout(_consumer_conf(conf, iso))
-    healthy = False
+    consumer = _open_consumer(_consumer_conf(conf, iso))
     try:
         yield from _read(consumer, rng, batch_size, include_headers, fail_on_data_loss,
                          poll_timeout_s, logger)
-        healthy = True
-    except GeneratorExit:
-        healthy = True  # the caller stopped early (e.g. a LIMIT): the consumer is fine
-        raise
     except KafkaException as e:
         err = e.args[0] if e.args else e
         text = err.str() if isinstance(err, KafkaError) else str(err)
         raise KafkaReadError(f"Kafka error while reading {_where(rng, rng.start)} "
                              f"(range end {rng.end}): {text}") from e
     finally:
-        _checkin(key, consumer, healthy)
+        _close_consumer(consumer)  # also when the caller stops early (a LIMIT)
 
 
 def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
@@ -282,7 +269,7 @@ def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
         buf.extend(got)
         if any(map(Message.error, got)):  # KafkaError objects are truthy
             return buf, True
-        if got[-1].offset() >= end - 1:
+        if _offset(got[-1]) >= end - 1:
             break
         idle_since = time.monotonic()
     return buf, False
@@ -306,7 +293,7 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
                 if err is None:
                     ok.append(m)
                     continue
-                pos = ok[-1].offset() + 1 if ok else nxt
+                pos = _offset(ok[-1]) + 1 if ok else nxt
                 action = _on_error(consumer, rng, m, err, pos, fail, poll_timeout_s, logger)
                 if action == "stop":
                     stop = True
@@ -315,13 +302,13 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
                     resume_at = action  # re-assigned past lost records
                     break
             msgs = ok
-        if msgs and msgs[-1].offset() >= end:
-            msgs = [m for m in msgs if m.offset() < end]
+        if msgs and _offset(msgs[-1]) >= end:
+            msgs = [m for m in msgs if _offset(m) < end]
         if msgs:
-            if first and msgs[0].offset() > nxt:
-                _check_gap(consumer, rng, nxt, msgs[0].offset(), fail, poll_timeout_s, logger)
+            if first and _offset(msgs[0]) > nxt:
+                _check_gap(consumer, rng, nxt, _offset(msgs[0]), fail, poll_timeout_s, logger)
             first = False
-            nxt = msgs[-1].offset() + 1
+            nxt = _offset(msgs[-1]) + 1
             yield _to_batch(msgs, topic, partition, include_headers)
         if stop:
             return

@@ -83,8 +83,16 @@ class EmbeddedKafka:
             with self._lock:
                 self._errors.append(f"{msg.topic()}-{msg.partition()}: {err.str()}")
 
-    def create_topic(self, topic: str) -> list[int]:
-        """Make sure ``topic`` exists (auto-created with :data:`MOCK_PARTITIONS` partitions)."""
+    def create_topic(self, topic: str, partitions: int | None = None) -> list[int]:
+        """Make sure ``topic`` exists; returns its partition ids.
+
+        With ``partitions`` on the mock cluster, the topic is created with that many partitions
+        through librdkafka's C API ``rd_kafka_mock_topic_create`` (the mock cluster has no admin
+        API); where that is not reachable (another Python implementation, an existing topic) the
+        topic keeps what the cluster gives it (:data:`MOCK_PARTITIONS` when auto-created).
+        """
+        if partitions and not self.external:
+            _mock_topic_create(self._producer, topic, int(partitions))
         md = self._producer.list_topics(topic, timeout=10)
         return sorted(md.topics[topic].partitions)
 
@@ -166,3 +174,37 @@ class EmbeddedKafka:
                 self._producer.flush(5)
             finally:
                 self._producer = None
+
+
+def _mock_topic_create(producer: Producer, topic: str, partitions: int) -> bool:
+    """``rd_kafka_mock_topic_create`` on the mock cluster owned by ``producer``; False when the
+    C API cannot be reached safely. confluent-kafka's handle object starts with the
+    ``rd_kafka_t *`` right after the CPython object header; the handle's name is checked before
+    it is used, and the bundled librdkafka (already loaded) is the library called."""
+    import ctypes
+    import glob
+    import os
+    import platform
+
+    import confluent_kafka
+
+    if platform.python_implementation() != "CPython":
+        return False
+    libs = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__), os.pardir,
+                                  "confluent_kafka.libs", "librdkafka*.so*"))
+    try:
+        lib = ctypes.CDLL(libs[0]) if libs else ctypes.CDLL("librdkafka.so.1")
+        lib.rd_kafka_name.restype, lib.rd_kafka_name.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
+        lib.rd_kafka_handle_mock_cluster.restype = ctypes.c_void_p
+        lib.rd_kafka_handle_mock_cluster.argtypes = [ctypes.c_void_p]
+        lib.rd_kafka_mock_topic_create.restype = ctypes.c_int
+        lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    except (OSError, AttributeError):
+        return False
+    rk = ctypes.c_void_p.from_address(id(producer) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+    if not rk or not (lib.rd_kafka_name(rk) or b"").startswith(b"rdkafka#producer"):
+        return False
+    cluster = lib.rd_kafka_handle_mock_cluster(rk)
+    if not cluster:
+        return False
+    return lib.rd_kafka_mock_topic_create(cluster, topic.encode(), partitions, 1) == 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from connector.errors import DataLossError
 
-__all__ = ["OffsetRange", "plan_ranges", "validate_ranges", "report_data_loss",
+__all__ = ["OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
            "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
            "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED",
            "PARTITION_OFFSET_CHANGED", "START_OFFSET_RESET"]
@@ -82,21 +82,24 @@ def _tp(tp: TP) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
-def validate_ranges(start: Mapping[TP, int], end: Mapping[TP, int],
-                    earliest: Mapping[TP, int] | None, fail_on_data_loss: bool, *,
-                    logger: logging.Logger | None = None
-                    ) -> tuple[dict[TP, int], dict[TP, int]]:
-    """Check planned offsets for data loss, as Spark's micro-batch planning does.
+def reconcile_offsets(start: Mapping[TP, int], end: Mapping[TP, int], earliest: Mapping[TP, int] | None,
+                      report, *, streaming: bool) -> tuple[dict[TP, int], dict[TP, int]]:
+    """The one data-loss detector for batch and stream planning (Spark's
+    ``getOffsetRangesFromResolvedOffsets``).
 
     Parameters
     ----------
     start, end : mapping of (topic, partition) to int
         Resolved (non-negative) offsets. Partitions only in ``end`` are new partitions.
     earliest : mapping of (topic, partition) to int, optional
-        Current earliest (log start) offsets, used to detect aged-out records and the start
-        of new partitions.
-    fail_on_data_loss : bool
-        Raise :class:`DataLossError` on loss, otherwise warn and continue with what exists.
+        Current earliest (log start) offsets.
+    report : callable
+        ``report(condition, message)``: raises or warns (see :func:`report_data_loss`).
+    streaming : bool
+        The two plans differ where Spark's do. A stream resumes a partition whose offsets
+        went backwards (topic recreated) from its earliest offset, and leaves aged-out records
+        to the executor's fetch (``COULD_NOT_READ_OFFSET_RANGE``), as Spark's micro-batch
+        stream does; a batch read skips such a partition and clamps an aged-out start here.
 
     Returns
     -------
@@ -107,42 +110,47 @@ def validate_ranges(start: Mapping[TP, int], end: Mapping[TP, int],
     -----
     Detected: partitions gone from ``end`` (``PARTITIONS_DELETED``), new partitions whose log
     does not start at 0 (``ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO``), ``end < start``
-    (``PARTITION_OFFSET_CHANGED``: the topic was recreated or truncated) and
+    (``PARTITION_OFFSET_CHANGED``: the topic was recreated or truncated) and, in batch,
     ``start < earliest`` (``START_OFFSET_RESET``: records aged out).
     """
     earliest = earliest or {}
     deleted = sorted(set(start) - set(end))
     if deleted:
-        report_data_loss(PARTITIONS_DELETED,
-                         f"Partitions {', '.join(map(_tp, deleted))} have been deleted.",
-                         fail_on_data_loss, logger)
+        report(PARTITIONS_DELETED, f"Partitions {', '.join(map(_tp, deleted))} have been deleted.")
     s_out: dict[TP, int] = {}
     e_out: dict[TP, int] = {}
     for tp in sorted(end):
         until = end[tp]
+        low = earliest.get(tp)
         if tp in start:
             frm = start[tp]
         else:
             frm = earliest.get(tp, 0)
             if frm != 0:
-                report_data_loss(ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO,
-                                 f"Added partition {_tp(tp)} starts from {frm} instead of 0.",
-                                 fail_on_data_loss, logger)
-        low = earliest.get(tp)
+                report(ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO,
+                       f"Added partition {_tp(tp)} starts from {frm} instead of 0.")
         if until < frm:
-            report_data_loss(PARTITION_OFFSET_CHANGED,
-                             f"Partition {_tp(tp)}'s offset was changed from {frm} to {until}.",
-                             fail_on_data_loss, logger)
-            continue
-        if low is not None and frm < low:
-            report_data_loss(START_OFFSET_RESET,
-                             f"Starting offset for {_tp(tp)} was {frm} but it is now reset "
-                             f"to {low} (records [{frm}, {min(low, until)}) aged out).",
-                             fail_on_data_loss, logger)
+            report(PARTITION_OFFSET_CHANGED, f"Partition {_tp(tp)}'s offset was changed from {frm} to {until}.")
+            if not streaming:
+                continue
+            frm = low if low is not None else 0
+        elif not streaming and low is not None and frm < low:
+            report(START_OFFSET_RESET,
+                   f"Starting offset for {_tp(tp)} was {frm} but it is now reset "
+                   f"to {low} (records [{frm}, {min(low, until)}) aged out).")
             frm = min(low, until)
         s_out[tp] = frm
         e_out[tp] = until
     return s_out, e_out
+
+
+def validate_ranges(start: Mapping[TP, int], end: Mapping[TP, int],
+                    earliest: Mapping[TP, int] | None, fail_on_data_loss: bool, *,
+                    logger: logging.Logger | None = None
+                    ) -> tuple[dict[TP, int], dict[TP, int]]:
+    """:func:`reconcile_offsets` for a batch read, raising or warning per ``failOnDataLoss``."""
+    return reconcile_offsets(start, end, earliest,
+                             lambda c, m: report_data_loss(c, m, fail_on_data_loss, logger), streaming=False)
 
 
 def _divide(rng: OffsetRange, parts: int) -> list[OffsetRange]:

@@ -7,10 +7,11 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from registry import redact_servers, redact_text
 
 from connector.errors import ConfigError, KafkaReadError
 
-from ._conf import redact_conf
+from ._conf import bootstrap_without_credentials, redact_conf
 from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetSpec
 
 __all__ = ["KafkaOffsetReader", "apply_timestamp_results"]
@@ -90,6 +91,9 @@ class KafkaOffsetReader:
     def __init__(self, conf: Mapping[str, str], *, timeout_s: float = 30.0,
                  isolation_level: str | None = None):
         c = dict(conf)
+        if c.get("bootstrap.servers"):
+            c["bootstrap.servers"] = bootstrap_without_credentials(str(c["bootstrap.servers"]),
+                                                                   "the Kafka bootstrap servers")
         self._bootstrap = str(c.get("bootstrap.servers", ""))
         c.setdefault("group.id", f"asyncapi-kafka-{uuid.uuid4()}-driver")
         c["enable.auto.commit"] = "false"
@@ -106,11 +110,11 @@ class KafkaOffsetReader:
         try:
             self._consumer = Consumer(c, logger=_log)
         except KafkaException as e:
-            raise ConfigError(f"invalid Kafka configuration: {e.args[0].str()}") from e
+            raise ConfigError(f"invalid Kafka configuration: {redact_text(e.args[0].str())}") from e
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"KafkaOffsetReader(bootstrap.servers={self._bootstrap!r})"
+        return f"KafkaOffsetReader(bootstrap.servers={redact_servers(self._bootstrap)!r})"
 
     def __enter__(self) -> KafkaOffsetReader:
         return self
@@ -130,8 +134,10 @@ class KafkaOffsetReader:
     def _fail(self, what: str, e: KafkaException) -> KafkaReadError:
         err = e.args[0] if e.args else e
         text = err.str() if isinstance(err, KafkaError) else str(err)
+        # Both the list and librdkafka's text may echo ``user:password@`` from the address.
         return KafkaReadError(f"{what} failed against Kafka bootstrap servers "
-                              f"{self._bootstrap} within {self.timeout_s:g}s: {text}")
+                              f"{redact_servers(self._bootstrap)} within {self.timeout_s:g}s: "
+                              f"{redact_text(text)}")
 
     def _metadata(self, topic: str | None = None):
         try:

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -62,7 +63,7 @@ class TansuBroker:
     def __init__(self, *, start_timeout_s: float = 20.0):
         self.start_timeout_s = start_timeout_s
         self._proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
         self.port: int | None = None
 
     @staticmethod
@@ -111,10 +112,13 @@ class TansuBroker:
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0})
         deadline = time.monotonic() + self.start_timeout_s
         err = "timed out"
+        proc, log = self._proc, self._log
+        if proc is None or log is None:
+            return "not started"
         while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                self._log.seek(0)
-                return f"exited with {self._proc.returncode}: {self._log.read()[-500:]!r}"
+            if proc.poll() is not None:
+                log.seek(0)
+                return f"exited with {proc.returncode}: {log.read()[-500:]!r}"
             try:
                 admin.list_topics(timeout=0.5)
                 return ""
@@ -143,8 +147,8 @@ class TansuBroker:
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
-                # tansu drains open client connections on SIGTERM (pooled consumers keep
-                # theirs); memory storage has nothing to flush, so do not wait long.
+                # tansu drains open client connections on SIGTERM; memory storage has
+                # nothing to flush, so do not wait long.
                 proc.wait(2)
             except subprocess.TimeoutExpired:
                 proc.kill()

@@ -72,39 +72,20 @@ def resolve_start(start: Mapping[TP, int], *, latest: Mapping[TP, int], earliest
                   report: Callable[[str, str], None]) -> dict[TP, int]:
     """Concrete start offsets for every partition that exists now.
 
-    - symbolic ``-1``/``-2`` resolve to latest/earliest;
-    - partitions that appeared since ``start`` start at their earliest offset (reported as
-      ``ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO`` when that is not 0: records were
-      already gone when we first saw the partition);
-    - partitions in ``start`` that no longer exist are reported as ``PARTITIONS_DELETED``;
-    - a start beyond the partition's latest offset (topic recreated, offsets went backwards)
-      is reported as ``PARTITION_OFFSET_CHANGED`` and restarts from earliest.
+    Symbolic ``-1``/``-2`` resolve to latest/earliest; everything else (new, deleted and
+    recreated partitions) is decided by the one data-loss detector shared with batch reads,
+    :func:`connector.kafka.reconcile_offsets` (streaming rules). ``report(condition, message)``
+    gets Spark's full condition name.
     """
-    out: dict[TP, int] = {}
-    deleted = sorted(tp for tp in start if tp not in latest)
-    if deleted:
-        report("PARTITIONS_DELETED", f"partitions {_names(deleted)} are gone.")
-    for tp, hi in latest.items():
-        lo = earliest.get(tp, 0)
-        if tp not in start:
-            if lo != 0:
-                report("ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO",
-                       f"added partition {_names([tp])} starts from {lo} instead of 0.")
-            out[tp] = lo
-            continue
-        s = start[tp]
-        if s == LATEST:
-            out[tp] = hi
-        elif s == EARLIEST:
-            out[tp] = lo
-        elif s > hi:
-            report("PARTITION_OFFSET_CHANGED",
-                   f"partition {_names([tp])}'s offset was changed from {s} to {hi}.")
-            out[tp] = lo
+    from connector.kafka import reconcile_offsets
+
+    concrete = {}
+    for tp, s in start.items():
+        if tp in latest and s == LATEST:
+            concrete[tp] = latest[tp]
+        elif tp in latest and s == EARLIEST:
+            concrete[tp] = earliest.get(tp, 0)
         else:
-            out[tp] = s
-    return out
-
-
-def _names(tps) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in tps)
+            concrete[tp] = s
+    begin, _ = reconcile_offsets(concrete, latest, earliest, report, streaming=True)
+    return begin

@@ -24,17 +24,20 @@ __all__ = ["SourceOptions", "parse_options", "OPTION_DOCS", "MODES", "READ_ONLY_
 log = logging.getLogger("asyncapi_kafka")
 
 MODES = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
+EVOLUTION_MODES = {"none": "none", "rescue": "rescue", "failonnewfields": "failOnNewFields"}
 SHAPES = ("struct", "flatten")
 
 # name -> (default shown in docs, meaning). Lowercase keys; documented spelling in the README.
 OPTION_DOCS: dict[str, tuple[str, str]] = {
     "asyncapi": ("(required)", "AsyncAPI document: a file path, or the YAML/JSON text itself."),
     "asyncapi.allowremoterefs": ("false", "Fetch remote (http/https) `$ref`s in the document."),
+    "asyncapi.refroot": ("the document's directory", "Directory relative file `$ref`s may reach; widen it to an ancestor for documents that share files through `../`."),
     "channel": ("", "Channel to read (2.x: channel key; 3.x: channel id). One of channel/operation/message."),
     "operation": ("", "Operation id whose channel is read."),
     "message": ("", "Message name: read only this message of the channel."),
     "server": ("", "Server name from the document (needed when several Kafka servers match)."),
     "channel.param.<name>": ("", "Value of an address parameter; unset parameters match any topic."),
+    "topic": ("", "Topic to read for a channel without a usable address (`address: null`); on a templated address it must match the template and fills its parameters. Writes: the topic of every row (overrides a `topic` column)."),
     "kafka.bootstrap.servers": ("from the document", "Overrides the server's bootstrap list."),
     "kafka.<librdkafka setting>": ("", "Passed to librdkafka, except settings the source owns."),
     "startingoffsets": ("earliest (batch), latest (stream)", "earliest, latest, or JSON {\"topic\":{\"0\":23,\"1\":-2}}."),
@@ -62,17 +65,18 @@ OPTION_DOCS: dict[str, tuple[str, str]] = {
     "valueshape": ("struct", "struct (one `value` column) or flatten (the value's fields as top-level columns)."),
     "enumsasints": ("false", "Protobuf enums as their numbers instead of names."),
     "recursiondepth": ("0", "Cut recursive schemas at this depth (0 refuses them)."),
+    "schemaevolutionmode": ("none", "Fields a writer has and the reader lacks: none (dropped), rescue (kept as JSON in `_rescued_data`) or failOnNewFields (the query fails, naming the writer schema id)."),
     "schema.subject": ("", "Pin the reader schema to this registry subject (latest or schema.version)."),
     "schema.version": ("latest", "Version of schema.subject."),
     "schema.id": ("", "Pin the reader schema to this registry schema id."),
     "schema.subject.strategy": ("TopicNameStrategy", "Subject name strategy used to find the latest schema."),
+    "schema.message": ("", "Protobuf reader message (full name) when the reader schema declares several top-level messages."),
     "schema.registry.<setting>": ("", "Registry URL, vendor, auth, TLS, timeouts, cache: see the registry options."),
     "schema.registry.basic.auth.username": ("", "Registry basic-auth user (with ...basic.auth.password)."),
     "schema.registry.basic.auth.password": ("", "Registry basic-auth password; Spark's redaction hides it."),
     "limits.maxrecordbytes": ("67108864", "Records larger than this are errors."),
     "limits.maxdecompressedbytes": ("134217728", "Cap on one decompressed (Glue zlib) payload."),
     # -- writes only (df.write / writeStream) --
-    "topic": ("", "Write only: topic of every row (overrides a `topic` column); must be an address of the channel."),
     "createtopics": ("false", "Write only: create missing topics from the channel binding (partitions, replicas, topicConfiguration)."),
     "auto.register.schemas": ("false", "Write only: register the document's schema under the subject if absent."),
     "use.latest.version": ("false", "Write only: frame with the subject's latest registered schema (and encode with it)."),
@@ -89,7 +93,7 @@ READ_ONLY_OPTIONS = frozenset({
     "includeheaders", "groupidprefix", "commitoffsetstogroup", "kafkaconsumer.polltimeoutms", "maxbatchrows",
     "mode", "key.decode", "valueshape", "enumsasints", "recursiondepth", "schema.subject", "schema.version",
     "schema.id", "limits.maxrecordbytes", "limits.maxdecompressedbytes"})
-WRITE_ONLY_OPTIONS = frozenset({"topic", "createtopics", "auto.register.schemas", "use.latest.version",
+WRITE_ONLY_OPTIONS = frozenset({"createtopics", "auto.register.schemas", "use.latest.version",
                                 "use.schema.id", "normalize.schemas", "glue.compression"})
 
 _USER = "schema.registry.basic.auth.username"
@@ -121,6 +125,9 @@ class SourceOptions:
 
     asyncapi: str
     allow_remote_refs: bool = False
+    ref_root: str | None = None
+    topic: str | None = None
+    evolution_mode: str = "none"
     channel: str | None = None
     operation: str | None = None
     message: str | None = None
@@ -152,12 +159,12 @@ class SourceOptions:
     schema_version: str = "latest"
     schema_id: int | None = None
     subject_strategy: str | None = None
+    schema_message: str | None = None
     registry: tuple[tuple[str, str], ...] = ()       # schema.registry.* without secrets
     max_record_bytes: int = 64 * 1024 * 1024
     max_decompressed_bytes: int = 128 * 1024 * 1024
     # writes
     direction: str = "read"
-    topic: str | None = None
     create_topics: bool = False
     auto_register: bool = False
     use_latest_version: bool = False
@@ -259,19 +266,18 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False,
     starting: dict[str, str] = {}
     ending: dict[str, str] = {}
 
-    # Confluent's `basic.auth.user.info` ("user:password") escapes Spark's default redaction
-    # regex; the username/password pair does not, so it is the documented spelling.
-    user, password = opts.pop(_USER, None), opts.pop(_PASSWORD, None)
-    if (user is None) != (password is None):
+    # schema.registry.basic.auth.username/password are combined by RegistryConfig.from_options
+    # (one parser for the source, the column functions and the CLI); check the pair now.
+    if (opts.get(_USER) is None) != (opts.get(_PASSWORD) is None):
         raise ConfigError(f"options '{_USER}' and '{_PASSWORD}' go together")
-    if user is not None:
-        if "schema.registry.basic.auth.user.info" in opts:
-            raise ConfigError(f"give either '{_USER}'/'{_PASSWORD}' or 'schema.registry.basic.auth.user.info'")
-        opts["schema.registry.basic.auth.user.info"] = f"{user}:{password}"
 
     for name, value in opts.items():
         if name.startswith("kafka."):
             setting = name[len("kafka."):]
+            if setting == "bootstrap.servers":
+                from connector.kafka import bootstrap_without_credentials
+
+                value = bootstrap_without_credentials(value, "the option 'kafka.bootstrap.servers'")
             if setting in owned:
                 raise ConfigError(f"option '{name}' is not supported: {owned[setting]}")
             (secrets if _is_secret(name) else kafka).__setitem__(
@@ -309,9 +315,19 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False,
     fields["asyncapi"] = asyncapi
     if get("asyncapi.allowremoterefs"):
         fields["allow_remote_refs"] = _bool("asyncapi.allowRemoteRefs", opts["asyncapi.allowremoterefs"])
-    for key in ("channel", "operation", "message", "server"):
+    if get("asyncapi.refroot"):
+        import os
+
+        fields["ref_root"] = os.path.abspath(os.path.expanduser(opts["asyncapi.refroot"].strip()))
+    for key in ("channel", "operation", "message", "server", "topic"):
         if get(key):
             fields[key] = opts[key].strip()
+    if get("schemaevolutionmode"):
+        raw_mode = opts["schemaevolutionmode"].strip()
+        if raw_mode.lower() not in EVOLUTION_MODES:
+            raise ConfigError(f"option 'schemaEvolutionMode' must be one of "
+                              f"{', '.join(EVOLUTION_MODES.values())}, got {raw_mode!r}")
+        fields["evolution_mode"] = EVOLUTION_MODES[raw_mode.lower()]
     if not any(fields.get(k) for k in ("channel", "operation", "message")):
         raise ConfigError("one of the options 'channel', 'operation' or 'message' is required")
 
@@ -372,11 +388,21 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False,
         fields["schema_version"] = version
     if get("schema.subject.strategy"):
         fields["subject_strategy"] = opts["schema.subject.strategy"].strip()
+    if get("schema.message"):
+        fields["schema_message"] = opts["schema.message"].strip()
     if fields.get("schema_id") is not None and fields.get("schema_subject"):
         raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
 
     if direction == "write":
         fields.update(_write_fields(opts, get))
+    if starting or ending:
+        # Parse the offset options now so a bad one fails at load(), not at the first action.
+        from connector.kafka import offset_spec_from_options
+
+        given = {**starting, **ending, "startingoffsetsbytimestampstrategy": strategy}
+        offset_spec_from_options(given, is_ending=False, default="earliest", batch=streaming is False)
+        if ending:
+            offset_spec_from_options(given, is_ending=True, default="latest", batch=streaming is False)
 
     fields.update(
         direction=direction,
@@ -397,8 +423,6 @@ def _write_fields(opts: dict[str, str], get) -> dict[str, Any]:
                       ("use.latest.version", "use_latest_version"), ("normalize.schemas", "normalize_schemas")):
         if get(key):
             out[attr] = _bool(key, opts[key])
-    if get("topic"):
-        out["topic"] = opts["topic"].strip()
     if get("glue.compression"):
         comp = opts["glue.compression"].strip().lower()
         if comp not in ("none", "zlib"):

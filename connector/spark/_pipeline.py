@@ -22,6 +22,7 @@ __all__ = ["Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN"]
 log = logging.getLogger("asyncapi_kafka")
 
 ERROR_COLUMN = "_error"
+RESCUED_COLUMN = "_rescued_data"
 RAW_VALUE_COLUMN = "_raw_value"
 SCHEMA_ID_COLUMN = "schemaId"
 META_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestampType")
@@ -63,9 +64,13 @@ class Pipeline:
     param_groups: tuple[tuple[str, str], ...] = ()
     # Parameters given as options while others stay open: constant columns.
     param_given: tuple[tuple[str, str], ...] = ()
+    # schemaEvolutionMode=rescue: a _rescued_data column from DecodeResult.rescued.
+    rescue: bool = False
 
     def needs_headers(self) -> bool:
-        return self.include_headers or self.framing.startswith("header-") or self.key_framing.startswith("header-")
+        from wireformat import Framing
+
+        return self.include_headers or Framing(self.framing).in_header or Framing(self.key_framing).in_header
 
     def process(self, raw: pa.RecordBatch, lookup: Callable) -> pa.RecordBatch | None:
         """Turn one raw batch into an output batch, applying the error mode.
@@ -80,13 +85,16 @@ class Pipeline:
 
         parsed = parse_frames(raw.column("value"), self.framing, headers=headers, is_key=False,
                               limits=self.limits, protobuf_indexes=self.protobuf_indexes)
+        rescued = pa.nulls(n, pa.string()) if self.rescue else None
         if self.value_decoder is not None:
             result = self.value_decoder.decode(parsed, lookup)
             value, value_err = result.values, result.errors
+            if self.rescue and result.rescued is not None:
+                rescued = result.rescued
         else:
             value = parsed.payload
             value_err = error_messages(parsed.error)
-        errors.append(value_err)
+        errors.append(_tombstones_ok(value_err, raw.column("value")))
 
         key = raw.column("key")
         if self.key_decoder is not None:
@@ -100,6 +108,8 @@ class Pipeline:
 
         error = _first_error(errors, n)
         bad = ~pc.is_null(error).to_numpy(zero_copy_only=False) if error.null_count < n else np.zeros(n, bool)
+        if self.framing == "none" and bad.any():
+            error = _framing_hint(error, raw.column("value"), bad)
 
         if bad.any():
             if self.mode == "FAILFAST":
@@ -115,16 +125,18 @@ class Pipeline:
                             int(bad.sum()), raw.column("topic")[0].as_py(), raw.column("partition")[0].as_py())
                 raw, value, key, error = (raw.filter(keep), value.filter(keep), key.filter(keep),
                                           error.filter(keep))
+                rescued = rescued.filter(keep) if rescued is not None else None
                 parsed_ids = _schema_ids(parsed, self.schema_id_kind).filter(keep)
                 if raw.num_rows == 0:
                     return None
-                return self._assemble(raw, key, value, parsed_ids, error, None)
+                return self._assemble(raw, key, value, parsed_ids, error, None, rescued)
         value_raw = None
         if self.mode == "PERMISSIVE":
             value_raw = pc.if_else(pa.array(bad), _as_binary(raw.column("value")), pa.nulls(n, pa.binary()))
-        return self._assemble(raw, key, value, _schema_ids(parsed, self.schema_id_kind), error, value_raw)
+        return self._assemble(raw, key, value, _schema_ids(parsed, self.schema_id_kind), error, value_raw,
+                              rescued)
 
-    def _assemble(self, raw, key, value, schema_ids, error, value_raw) -> pa.RecordBatch:
+    def _assemble(self, raw, key, value, schema_ids, error, value_raw, rescued=None) -> pa.RecordBatch:
         cols: dict[str, pa.Array] = {"key": key}
         if self.value_shape == "flatten" and pa.types.is_struct(value.type):
             flat = value.flatten() if hasattr(value, "flatten") else [value.field(i) for i in range(value.type.num_fields)]
@@ -144,6 +156,8 @@ class Pipeline:
         if self.mode == "PERMISSIVE":
             cols[ERROR_COLUMN] = error
             cols[RAW_VALUE_COLUMN] = value_raw
+        if self.rescue:
+            cols[RESCUED_COLUMN] = rescued
         arrays = []
         for field in self.arrow_schema:
             arr = cols[field.name]
@@ -155,10 +169,41 @@ class Pipeline:
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
 
+def _tombstones_ok(errors: pa.Array, raw_value) -> pa.Array:
+    """A null value is a tombstone (a delete marker in compacted and CDC topics): a row with
+    ``value = null`` and no error in every mode, as Spark's own Kafka source gives it."""
+    if raw_value.null_count == 0:
+        return errors
+    return pc.if_else(pc.is_null(raw_value), pa.nulls(len(errors), pa.string()), errors)
+
+
 def _as_binary(arr):
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     return arr.cast(pa.binary()) if not pa.types.is_binary(arr.type) else arr
+
+
+# First bytes of registry-framed payloads, for the hint on records read with framing "none".
+_MAGIC_HINTS = ((b"\x00", 5, "0x00, the Confluent wire-format magic byte: set the option wireFormat=confluent "
+                              "(or schemaIdPayloadEncoding in the document's message binding)"),
+                (b"\x03", 18, "0x03, the AWS Glue wire-format header: set the option wireFormat=glue"))
+
+
+def _framing_hint(error: pa.Array, values: pa.Array, bad: np.ndarray) -> pa.Array:
+    """Append a hint to the errors of records whose bytes look registry-framed while the read
+    assumes unframed payloads (issue 17: a registry given as an option does not imply a framing)."""
+    values = _as_binary(values)
+    first = pc.binary_slice(values, 0, 1)
+    lengths = pc.fill_null(pc.binary_length(values), 0)
+    out = error
+    for magic, min_len, text in _MAGIC_HINTS:
+        hit = pc.and_(pc.and_(pc.equal(first, pa.scalar(magic, pa.binary())), pc.greater_equal(lengths, min_len)),
+                      pa.array(bad))
+        hit = pc.fill_null(hit, False)
+        if pc.any(hit).as_py():
+            hinted = pc.binary_join_element_wise(out, pa.scalar(f" (hint: the record starts with {text})"), "")
+            out = pc.if_else(hit, hinted, out)
+    return out
 
 
 def _first_error(errors: list[pa.Array], n: int) -> pa.Array:

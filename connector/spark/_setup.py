@@ -15,13 +15,11 @@ import pyarrow as pa
 
 from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
-from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
+from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, RESCUED_COLUMN, SCHEMA_ID_COLUMN, Pipeline
 
 __all__ = ["ReadSetup", "build_setup"]
 
 log = logging.getLogger("asyncapi_kafka")
-
-_GUID_FRAMINGS = {"confluent-guid", "glue", "header-confluent", "auto"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +43,13 @@ class ReadSetup:
 
     def kafka_conf(self) -> dict[str, str]:
         """librdkafka configuration, secrets included: build clients with it, never print it."""
-        conf = dict(self.base_kafka)
-        conf.update(self.options.kafka_settings())
+        from connector.kafka import drop_document_security
+
+        user = self.options.kafka_settings()
+        # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
+        # one option to point a read at a local cluster (issue 17).
+        conf = drop_document_security(dict(self.base_kafka), user)
+        conf.update(user)
         if not conf.get("bootstrap.servers"):
             raise ConfigError(
                 f"no Kafka bootstrap servers: the document's server for channel '{self.plan.channel}' "
@@ -76,10 +79,22 @@ def _registry_config(opts: SourceOptions, plan) -> object | None:
     from registry import RegistryConfig
 
     merged = {}
-    if getattr(plan, "registry_url", None):
-        merged["schema.registry.url"] = plan.registry_url
-    if getattr(plan, "registry_vendor", None):
-        merged["schema.registry.vendor"] = plan.registry_vendor
+    if plan.registry_vendor == "aws-glue":
+        # For Glue the binding's schemaRegistryUrl is the service endpoint (LocalStack, VPC
+        # endpoint, a regional URL), not a REST registry base.
+        merged["schema.registry.vendor"] = "aws-glue"
+        if plan.registry_url:
+            endpoint = plan.registry_url.split("?", 1)[0].rstrip("/")
+            merged["schema.registry.glue.endpoint.url"] = endpoint
+        if plan.registry_name:
+            merged["schema.registry.glue.registry.name"] = plan.registry_name
+        if plan.registry_region:
+            merged["schema.registry.glue.region"] = plan.registry_region
+    else:
+        if plan.registry_url:
+            merged["schema.registry.url"] = plan.registry_url
+        if plan.registry_vendor:
+            merged["schema.registry.vendor"] = plan.registry_vendor
     merged.update(opts.registry_options())
     if not merged.get("schema.registry.url") and merged.get("schema.registry.vendor") not in ("aws-glue", "glue"):
         if not merged.get("schema.registry.file.path"):
@@ -122,23 +137,42 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
     from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
     from pyspark.sql.types import StructField, StructType
-    from wireformat import Limits
+    from wireformat import Framing, Limits
 
+    _check_offset_options(opts)
     source = opts.asyncapi
     base_dir = None
     if "\n" not in source and os.path.exists(source):
         base_dir = os.path.dirname(os.path.abspath(source))
-    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs)
+    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
+                        ref_root=opts.ref_root)
     plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=dict(opts.channel_params) or None)
+                     server=opts.server, params=_param_names_as_documented(doc, dict(opts.channel_params)) or None,
+                     topic=opts.topic)
     framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
     registry_config = _registry_config(opts, plan)
+    for path, text in plan.warnings:
+        if registry_config is None:
+            raise ConfigError(f"{text}, but no schema registry is configured: set 'schema.registry.url' "
+                              f"(document path {path})")
+        log.warning("document path %s: %s", path, text)
+    if framing == "none" and registry_config is not None and not opts.wire_format:
+        # A registry alone does not say how ids travel (issue 17); rows that start with a
+        # magic byte get a hint in their error, this says it once per read up front.
+        log.warning("channel %s: a schema registry is configured but the document gives no schema-id "
+                    "framing, so values are read unframed; set the option wireFormat (e.g. confluent) "
+                    "if producers used a registry serializer", plan.channel)
     if framing not in ("none",) and registry_config is None and framing != "auto":
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
 
     limits = Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes)
     dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
-                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes)
+                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
+                          evolution=opts.evolution_mode, protobuf_message=opts.schema_message)
+    if opts.evolution_mode != "none" and framing == "none":
+        raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
+                          "the reader's, so it needs schema ids in the records (a registry framing); this "
+                          "channel's framing is none")
 
     readers = _reader_for_value(opts, plan, registry_config, framing)
     if len(readers) > 1:
@@ -159,7 +193,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
             key_as_string = True
         else:
             key_framing = framing if registry_config is not None else "none"
-            key_decoder = build_decoder(key_spec, options=dopts)
+            # schema.message names the value's message, never the key's
+            key_decoder = build_decoder(key_spec, options=dataclasses.replace(dopts, protobuf_message=None))
 
     value_type = value_decoder.arrow_type if value_decoder is not None else pa.binary()
     key_type = key_decoder.arrow_type if key_decoder is not None else (pa.string() if key_as_string else pa.binary())
@@ -176,7 +211,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     if opts.include_headers:
         fields.append(StructField("headers", ArrayType(StructType([
             StructField("key", StringType(), True), StructField("value", BinaryType(), True)]), True), True))
-    schema_id_kind = "none" if framing == "none" else ("string" if framing in _GUID_FRAMINGS else "long")
+    schema_id_kind = "none" if framing == "none" else ("string" if Framing(framing).id_text else "long")
     if schema_id_kind != "none":
         fields.append(StructField(SCHEMA_ID_COLUMN, StringType() if schema_id_kind == "string" else LongType(), True))
     # Address parameters are columns whether or not the read pins them (channel.param.*): the
@@ -189,6 +224,8 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         fields.append(StructField(name, StringType(), True))
     if opts.mode == "PERMISSIVE":
         fields += [StructField(ERROR_COLUMN, StringType(), True), StructField(RAW_VALUE_COLUMN, BinaryType(), True)]
+    if opts.evolution_mode == "rescue":
+        fields.append(StructField(RESCUED_COLUMN, StringType(), True))
     names = [f.name for f in fields]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
@@ -205,15 +242,48 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         param_names=param_names, param_values=param_values,
         param_groups=tuple(getattr(plan, "param_groups", ()) or ()) if param_names else (),
         param_given=tuple(getattr(plan, "param_values", ()) or ()) if param_names else (), limits=limits,
-        protobuf_indexes=is_proto and framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
+        protobuf_indexes=is_proto and Framing(framing).carries_protobuf_indexes,
         key_protobuf_indexes=key_decoder is not None and _is_protobuf({None: key_spec})
-        and key_framing in ("confluent", "confluent-guid", "header-confluent", "auto"),
+        and Framing(key_framing).carries_protobuf_indexes,
+        rescue=opts.evolution_mode == "rescue",
     )
     base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
     if getattr(plan, "bootstrap_servers", None):
         base_kafka["bootstrap.servers"] = plan.bootstrap_servers
     return ReadSetup(options=opts, plan=plan, registry_config=registry_config, pipeline=pipeline,
                      spark_schema_json=spark_schema.json(), base_kafka=tuple(sorted(base_kafka.items())))
+
+
+def _check_offset_options(opts: SourceOptions) -> None:
+    """Parse the offset options now, so a typo fails at ``load()`` rather than at the first
+    action (the readers parse them again with their batch/stream defaults)."""
+    from connector.kafka import offset_spec_from_options
+
+    given = dict(opts.starting)
+    given.update(opts.ending)
+    given["startingoffsetsbytimestampstrategy"] = opts.timestamp_strategy
+    offset_spec_from_options(given, is_ending=False, default="earliest", batch=False)
+    if opts.ending:
+        offset_spec_from_options(given, is_ending=True, default="latest", batch=True)
+
+
+def _param_names_as_documented(doc, params: dict) -> dict:
+    """Spark lowercases option keys, so ``channel.param.streetlightId`` arrives as
+    ``streetlightid``: give each the document's spelling when exactly one parameter matches."""
+    if not params:
+        return params
+    import re
+
+    known: dict[str, set] = {}
+    for ch in doc.channels.values():
+        names = set(ch.parameters or {}) | set(re.findall(r"{([^}]+)}", ch.address or ""))
+        for n in names:
+            known.setdefault(n.lower(), set()).add(n)
+    out = {}
+    for k, v in params.items():
+        spellings = known.get(k.lower(), set())
+        out[next(iter(spellings)) if k not in spellings and len(spellings) == 1 else k] = v
+    return out
 
 
 def _format_of(reader) -> str:

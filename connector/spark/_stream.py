@@ -48,8 +48,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _report(self, condition: str, message: str) -> None:
         from connector.kafka import report_data_loss
 
-        report_data_loss(f"KAFKA_DATA_LOSS.{condition}", message,
-                         fail_on_data_loss=self.setup.options.fail_on_data_loss, logger=log)
+        report_data_loss(condition, message, fail_on_data_loss=self.setup.options.fail_on_data_loss, logger=log)
 
     def initialOffset(self) -> dict:
         # PySpark asks twice on a fresh query and starts batch 0 from the second answer:
@@ -162,7 +161,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         try:
             commit_offsets(self.setup.kafka_conf(), group, off.from_json(end))
-        except Exception as e:  # monitoring only: never fail the query for it
+        except Exception as e:  # noqa: BLE001 - monitoring only: never fail the query for it
             log.warning("could not commit offsets to group %s for lag monitoring: %s", group, e)
 
     def stop(self) -> None:

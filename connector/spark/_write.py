@@ -102,19 +102,22 @@ class WriteCommit(WriterCommitMessage):
 
 def _load_plan(opts: SourceOptions):
     from connector.asyncapi import load_document, plan_read
+    from connector.spark._setup import _param_names_as_documented
 
     source = opts.asyncapi
     base_dir = os.path.dirname(os.path.abspath(source)) if "\n" not in source and os.path.exists(source) else None
-    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs)
+    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
+                        ref_root=opts.ref_root)
     if opts.operation is not None:
         op = doc.operations.get(opts.operation) or next(
             (o for o in doc.operations.values() if o.operation_id == opts.operation), None)
         if op is not None and op.action != "send":
             raise ConfigError(f"operation {opts.operation!r} receives messages; a write needs an operation in "
                               "which the application sends (3.x 'action: send', 2.x 'subscribe')")
-    plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=dict(opts.channel_params) or None)
-    return plan
+    return plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
+                     server=opts.server,
+                     params=_param_names_as_documented(doc, dict(opts.channel_params)) or None,
+                     topic=opts.topic)
 
 
 def _registry_config(opts: SourceOptions, plan):

@@ -34,7 +34,6 @@ from connector.errors import ConfigError, DecodeError
 __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
 _MODES = ("FAILFAST", "PERMISSIVE")
-_INDEX_FRAMINGS = ("confluent", "confluent-guid", "header-confluent", "auto")
 _HEADER_FIELDS = (("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
                   ("payload", pa.binary()), ("error", pa.string()))
 
@@ -243,7 +242,7 @@ def _framing_of(wire_format: str, headers) -> str:
     except ValueError as e:
         raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
                           + ", ".join(f.value for f in Framing)) from e
-    if framing.startswith("header-") and headers is None:
+    if Framing(framing).in_header and headers is None:
         raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
     return framing
 
@@ -257,7 +256,7 @@ def _col(c):
 def from_registry(col, *, schema: str | dict | None = None, subject: str | None = None,
                   schema_id: int | None = None, version: int | str | None = None,
                   registry_url: str | None = None, options: Mapping[str, str] | None = None,
-                  format: str | None = None, wire_format: str = "confluent",  # noqa: A002
+                  format: str | None = None, wire_format: str = "confluent",
                   mode: str = "FAILFAST", with_errors: bool = False, message: str | None = None,
                   headers=None):
     """Decode a column of schema-registry framed Kafka bytes into a typed struct column.
@@ -323,6 +322,8 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     mode = str(mode).upper()
     if mode not in _MODES:
         raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    from wireformat import Framing
+
     framing = _framing_of(wire_format, headers)
     config = _registry_config(options, registry_url)
     reader = _reader(schema, format, message, subject, schema_id, version, config)
@@ -334,7 +335,7 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
         out_type = decoder.arrow_type
     job = _DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode,
                      with_errors=with_errors,
-                     protobuf_indexes=decoder.fmt == "protobuf" and framing in _INDEX_FRAMINGS,
+                     protobuf_indexes=decoder.fmt == "protobuf" and Framing(framing).carries_protobuf_indexes,
                      out_type=_spark_arrow(out_type))
     return _apply(job, col, headers)
 
@@ -480,7 +481,7 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
                 schema_id: int | None = None, version: int | str | None = None,
                 use_latest_version: bool = False, auto_register: bool = False,
                 normalize: bool = False, registry_url: str | None = None,
-                options: Mapping[str, str] | None = None, format: str | None = None,  # noqa: A002
+                options: Mapping[str, str] | None = None, format: str | None = None,
                 wire_format: str = "confluent", compression: str | None = None,
                 message: str | None = None, mode: str = "FAILFAST", with_errors: bool = False):
     """Encode a struct column into schema-registry framed bytes (the dual of :func:`from_registry`).

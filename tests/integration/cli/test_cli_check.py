@@ -313,3 +313,15 @@ def test_usage_errors_exit_2(capsys, tmp_path):
     assert code == 2 and "KEY=VALUE" in err
     code, _, err = run(capsys, doc, "--server", "local", "-o", "enable.auto.commit=true")
     assert code == 2 and "enable.auto.commit" in err
+
+
+@pytest.mark.tansu
+def test_json_report_for_scripts(capsys, tmp_path, tansu, registry):
+    """``check --json`` prints one JSON object: results by channel, counts, verdict, exit code."""
+    doc = write_doc(tmp_path, "js", partitions=2)
+    code, out, err = check(capsys, doc, tansu, registry, "--json")
+    report = json.loads(out)  # nothing but the JSON document on stdout
+    assert code == report["exit_code"] == 1 and report["verdict"] == "drift found"
+    assert report["server"] == "local" and report["counts"]["drift"] >= 1
+    drift = [r for r in report["results"] if r["status"] == "drift"]
+    assert any(r["channel"] == "orders" and r["where"].startswith("js.orders") for r in drift)

@@ -214,3 +214,57 @@ def test_json_report_is_complete_for_every_channel(capsys, doc):
     for c in report["channels"]:
         assert {"name", "topic", "topic_pattern", "partitions", "replicas", "topic_configuration", "framing",
                 "lookup_strategy", "group_id", "key", "messages"} <= set(c)
+
+
+def _layout_doc(tmp_path, address: str) -> Path:
+    path = tmp_path / "api" / "doc.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    address_yaml = "null" if address is None else f"'{address}'"
+    path.write_text(textwrap.dedent(f"""\
+        asyncapi: 3.0.0
+        info: {{title: layouts, version: '1'}}
+        channels:
+          reply:
+            address: {address_yaml}
+            messages:
+              m:
+                payload: {{$ref: '../shared/payload.yml'}}
+        """))
+    (tmp_path / "shared").mkdir(exist_ok=True)
+    (tmp_path / "shared" / "payload.yml").write_text("type: object\nproperties: {a: {type: string}}\n")
+    return path
+
+
+def test_null_address_and_illegal_topic_are_labelled_and_nothing_readable_exits_1(capsys, tmp_path):
+    path = _layout_doc(tmp_path, None)
+    code, out, err = run(capsys, path, "--ref-root", tmp_path)
+    assert code == 1 and "no channel of this document can be read" in err
+    assert "address is null; read it with the option topic=" in out
+    path = _layout_doc(tmp_path, "user/signedup")
+    code, out, err = run(capsys, path, "--ref-root", tmp_path)
+    assert code == 1
+    assert "not a legal Kafka topic name" in out and "user/signedup" in out
+
+
+def test_ref_root_flag_reaches_shared_files(capsys, tmp_path):
+    path = _layout_doc(tmp_path, "users.signedup")
+    code, out, err = run(capsys, path)
+    assert "outside the document's directory" in out and "--ref-root" in out
+    report = run_json(capsys, path, "--ref-root", tmp_path)
+    assert report["readable_channels"] == ["reply"]
+    assert "a" in channel(report, "reply")["messages"][0]["payload"]["spark_type"]
+
+
+def test_inspect_says_which_server_it_chose_and_why(capsys):
+    """Issue 17: with two Kafka servers inspect describes the first, and says a read must choose."""
+    if not STREETLIGHTS_3.exists():
+        pytest.skip("shared examples not present")
+    report = run_json(capsys, STREETLIGHTS_3)
+    ch = channel(report, "lightingMeasured")
+    assert ch["server"] == "scram-connections"
+    assert "first of 2 Kafka servers" in ch["server_reason"] and 'option("server"' in ch["server_reason"]
+    code, out, _ = run(capsys, STREETLIGHTS_3)
+    assert code == 0 and "scram-connections (the first of 2 Kafka servers" in out
+    assert channel(run_json(capsys, STREETLIGHTS_3, "--server", "mtls-connections"),
+                   "lightingMeasured")["server_reason"] == "given with --server"
+    assert channel(run_json(capsys, SHOP), "orders")["server_reason"].startswith("the only Kafka server")

@@ -13,7 +13,6 @@ from connector.kafka import (
     KafkaOffsetReader,
     OffsetRange,
     TansuBroker,
-    clear_consumer_pool,
     read_range,
 )
 
@@ -25,7 +24,6 @@ pytestmark = [pytest.mark.kafka, pytest.mark.tansu,
 def tansu():
     with TansuBroker() as broker:
         yield broker
-        clear_consumer_pool()  # pooled consumers hold connections tansu would drain on stop
 
 
 def test_topic_with_n_partitions_is_discovered_and_read(tansu):

@@ -242,3 +242,27 @@ def test_oversized_answer_is_refused(server, fast_config):
     sid = server.register("big-value", '"' + "x" * 5000 + '"')
     with pytest.raises(RegistryError, match="larger than"):
         ConfluentRegistry(fast_config(server.url, max_response_bytes=1024)).get_schema_by_id(sid)
+
+
+def test_subject_check_methods_go_through_the_transport(server, fast_config):
+    """``lookup_schema_under_subject`` / ``test_compatibility`` (used by ``asyncapi-kafka check``):
+    registered → its version, unknown schema or subject → None; retried and authenticated like
+    every other call."""
+    server.register("orders-value", ORDER)
+    password = "s3cr3t-Pa55"
+    server.require_basic_auth("alice", password)
+    host = server.url.split("//", 1)[1]
+    c = ConfluentRegistry(RegistryConfig.from_options({
+        "schema.registry.url": f"http://alice:{password}@{host}", "schema.registry.retry.backoff.ms": "1"}))
+    server.fail_next(1, 503)
+    found = c.lookup_schema_under_subject("orders-value", ORDER)
+    assert found is not None and found["version"] == 1 and found["subject"] == "orders-value"
+    assert c.lookup_schema_under_subject("orders-value", '"string"') is None
+    assert c.lookup_schema_under_subject("no-such-value", ORDER) is None
+    assert c.lookup_schema_under_subject("orders-value", ORDER, "JSON") is None  # type is part of identity
+    assert c.test_compatibility("orders-value", ORDER) == (True, [])
+    wrong = ConfluentRegistry(RegistryConfig.from_options({
+        "schema.registry.url": server.url, "schema.registry.basic.auth.user.info": "alice:wrong"}))
+    with pytest.raises(RegistryAuthError) as e:
+        wrong.test_compatibility("orders-value", ORDER)
+    assert password not in str(e.value)

@@ -455,3 +455,30 @@ def test_auto_wire_format_reads_mixed_confluent_framings(spark, kafka, matrix, t
     assert df.schema["schemaId"].dataType.simpleString() == "string"
     rows = sorted(df.collect(), key=lambda r: r.offset)
     assert [(r.offset, r.value.asDict(), r.schemaId) for r in rows] == produced
+
+
+def test_glue_endpoint_and_registry_name_from_the_document(spark, matrix, tmp_path):
+    """Issue 18: with ``schemaRegistryVendor: aws-glue`` the binding's ``schemaRegistryUrl`` is
+    the Glue endpoint (moto here, as LocalStack or a VPC endpoint would be) and ``x-registryName``
+    names the registry: only credentials and region are left for the options."""
+    case = matrix["glue-avro"]
+    doc = json.loads(open(case.doc).read())
+    server = next(iter(doc["servers"].values()))
+    server["bindings"]["kafka"]["x-registryName"] = mh.GLUE_REGISTRY
+    path = tmp_path / "glue-from-doc.json"
+    path.write_text(json.dumps(doc))
+    options = {k: v for k, v in case.options.items()
+               if k not in ("schema.registry.glue.endpoint.url", "schema.registry.glue.registry.name")}
+    _check_rows(case, _read(spark, str(path), includeHeaders="true", **options).collect())
+
+
+def test_topic_option_reads_a_channel_whose_address_is_null(spark, matrix, tmp_path):
+    """Issue 18: reply channels (``address: null``) are read with the ``topic`` option."""
+    case = matrix["confluent-avro"]
+    doc = json.loads(open(case.doc).read())
+    doc["channels"]["orders"]["address"] = None
+    path = tmp_path / "null-address.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(Exception, match="option topic="):
+        _read(spark, str(path), **case.options).schema
+    _check_rows(case, _read(spark, str(path), includeHeaders="true", topic=case.topic, **case.options).collect())

@@ -19,7 +19,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     routes: dict = {}
     hits: list = []
 
-    def do_GET(self):  # noqa: N802 - stdlib name
+    def do_GET(self):
         self.hits.append(self.path)
         status, headers, body = self.routes.get(self.path, (404, {}, b"not found"))
         self.send_response(status)

@@ -7,7 +7,6 @@ import json
 import orjson
 import pyarrow as pa
 import pytest
-from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, binary, framed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from connector.decode import DecodeOptions, build_decoder
 from connector.decode._json import JsonCodec
 from connector.decode._json_schema import parse_json_schema
 from connector.errors import SchemaMappingError
+from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, binary, framed
 
 UTC = dt.timezone.utc
 SCHEMA = {
@@ -61,7 +61,7 @@ def test_mapping():
 def test_fast_path_equals_reference_and_ignores_extra_fields():
     payloads = binary([orjson.dumps(doc(i)) for i in range(20)] + [b'{\n "id": 99\n}'])
     c = codec()
-    assert c.fast and c._fast(payloads) is not None
+    assert c.fast and c._engine.plan.has_arrow and not c._engine.plan.has_narrow
     a, ea = c.decode(payloads, "1")
     b, eb = codec(options=REFERENCE).decode(payloads, "1")
     assert ea == eb == [None] * 21 and a.type == ARROW and a.equals(b)
@@ -80,23 +80,24 @@ def test_bad_rows_fail_alone():
     assert vals.to_pylist()[5]["id"] == 5 and vals.null_count == 6
 
 
-def test_map_and_free_form_fields_use_reference_path():
+def test_map_and_free_form_fields_decode_on_the_vectorized_path():
     schema = {"type": "object", "properties": {
         "attrs": {"type": "object", "additionalProperties": {"type": "number"}},
         "blob": {}, "either": {"anyOf": [{"type": "string"}, {"type": "object"}]}}}
     c = codec(schema)
-    assert not c.fast
+    assert c.fast and [m for _, _, m, _ in c._engine.plan.fields] == ["narrow"] * 3
     vals, errs = c.decode(binary([b'{"attrs": {"a": 1, "b": 2.5}, "blob": {"x": [1]}, "either": "s"}']), "1")
     assert errs == [None]
     assert vals.to_pylist() == [{"attrs": [("a", 1.0), ("b", 2.5)], "blob": '{"x":[1]}', "either": '"s"'}]
 
 
 def test_no_schema_gives_json_text(registry):
+    registry.add(1, {"type": "object"}, "JSON")
     d = build_decoder(None, options=DecodeOptions(format="json"))
     assert d.arrow_type == pa.string()
     res = d.decode(framed([(1, b'{"a": 1}'), (1, b"nope")]), registry.lookup)
     assert res.values.to_pylist() == ['{"a": 1}', None] and res.errors.to_pylist()[1]
-    assert registry.calls == 0  # JSON payloads are self-describing: no schema fetch
+    assert registry.calls == 1  # the id is checked once per batch, the payload's text is kept
 
 
 def test_recursive_ref_refused():
@@ -114,6 +115,7 @@ def test_confluent_json_serializer_interop(registry):
     ser = JSONSerializer(json.dumps(SCHEMA), client)
     ctx = SerializationContext("orders", MessageField.VALUE)
     values = [ser(doc(i) | {"unknown_field": None}, ctx) for i in range(4)]
+    registry.add(int.from_bytes(values[0][1:5], "big"), SCHEMA, "JSON")
     d = build_decoder(Spec("json", SCHEMA), options=DecodeOptions())
     res = d.decode(framed(values), registry.lookup)
     assert res.errors.null_count == 4

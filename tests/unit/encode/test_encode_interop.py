@@ -17,8 +17,8 @@ from tests.unit.encode.encode_helpers import Spec
 from wireformat import frame_payloads
 
 pytest.importorskip("confluent_kafka.schema_registry")
-from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext
 
 UTC = dt.timezone.utc
 AVRO = {"type": "record", "name": "Order", "namespace": "i", "fields": [

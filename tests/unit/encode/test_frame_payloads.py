@@ -19,7 +19,7 @@ from wireformat import (
 
 GUID = uuid.UUID("12345678-1234-5678-1234-567812345678")
 CASES = [("confluent", 7, None, None), ("confluent", 7, [1, 0], None), ("apicurio-new", 9, None, None),
-         ("apicurio-legacy", -3, [0], None), ("confluent-guid", GUID, [2], None), ("glue", GUID, None, None),
+         ("apicurio-legacy", -3, None, None), ("confluent-guid", GUID, [2], None), ("glue", GUID, None, None),
          ("glue", GUID, None, "zlib"), ("none", None, None, None), ("header-confluent", GUID, [1], None),
          ("header-apicurio-global", 5, None, None), ("header-apicurio-content", 6, None, None)]
 
@@ -42,6 +42,13 @@ def test_equals_per_record_encoder(framing, ident, idx, comp, payloads, cut):
         if framing != "none":
             pf = parse_frames(got.values, framing, protobuf_indexes=idx is not None)
             assert pf.payload.to_pylist() == arr.to_pylist()
+
+
+def test_apicurio_framings_carry_no_protobuf_indexes():
+    """Apicurio's Protobuf serde writes a Ref message, not Confluent indexes (Framing owns this)."""
+    for framing in ("apicurio-legacy", "apicurio-new"):
+        with pytest.raises(WireFormatError, match="carries no message indexes"):
+            frame_payloads(pa.array([b"x"]), framing, 3, message_indexes=[0])
 
 
 def test_key_headers_and_errors():

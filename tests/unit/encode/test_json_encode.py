@@ -96,7 +96,7 @@ def test_vectorized_equals_reference_and_validates(c):
     got, want = fast.encode(arr), ref.encode(arr)
     assert [e is None for e in got.errors.to_pylist()] == [e is None for e in want.errors.to_pylist()], \
         (got.errors.to_pylist(), want.errors.to_pylist())
-    loads = lambda ps: [None if p is None else json.loads(p) for p in ps.to_pylist()]  # noqa: E731
+    loads = lambda ps: [None if p is None else json.loads(p) for p in ps.to_pylist()]
     assert loads(got.payloads) == loads(want.payloads)
     ok = [p is not None for p in got.payloads.to_pylist()]
     for doc in loads(got.payloads):

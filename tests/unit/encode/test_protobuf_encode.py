@@ -78,7 +78,7 @@ def _value(t: pa.DataType, name: str = ""):
     raise AssertionError(t)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _setup(text, message):
     spec = Spec("protobuf", text, message)
     fast, ref = build_encoder(spec), build_encoder(spec, options=EncodeOptions(fast_path=False))
@@ -113,7 +113,7 @@ def test_wire_encoder_equals_upb_and_decodes_back(rows):
         if g is not None:
             assert cls.FromString(g) == cls.FromString(w)
     dec = build_decoder(spec, options=DecodeOptions())
-    d = lambda p: dec.decode(parse_frames(frame_payloads(p, "none", None).values, "none"),  # noqa: E731
+    d = lambda p: dec.decode(parse_frames(frame_payloads(p, "none", None).values, "none"),
                              lambda key: None).values.to_pylist()
     assert _unordered_maps(d(got.payloads)) == _unordered_maps(d(want.payloads))
 

@@ -83,3 +83,45 @@ def test_disabling_tls_verification_warns_every_time(caplog):
     with caplog.at_level(logging.WARNING, logger="connector.kafka"):
         kafka_conf_from_options({}, bootstrap_servers="b:1")
     assert not caplog.records
+
+
+DOC_SECURITY = [("security.protocol", "SASL_SSL"), ("sasl.mechanism", "SCRAM-SHA-256"),
+                ("ssl.ca.location", "/etc/ca.pem"), ("client.id", "shop")]
+
+
+@pytest.mark.parametrize("proto, kept", [
+    ("PLAINTEXT", {"client.id"}),
+    ("plaintext", {"client.id"}),
+    ("SSL", {"client.id", "ssl.ca.location"}),
+    ("SASL_PLAINTEXT", {"client.id", "sasl.mechanism"}),
+    ("SASL_SSL", {"client.id", "sasl.mechanism", "ssl.ca.location"}),
+])
+def test_user_security_protocol_drops_the_documents_other_security_settings(proto, kept):
+    """Issue 17: pointing a read at a local cluster takes one option, not one per document setting."""
+    conf = kafka_conf_from_options({"kafka.bootstrap.servers": "localhost:9092", "kafka.security.protocol": proto},
+                                   bootstrap_servers="prod:9093", plan_config=DOC_SECURITY)
+    assert conf["security.protocol"] == proto and conf["bootstrap.servers"] == "localhost:9092"
+    assert set(conf) - {"security.protocol", "bootstrap.servers"} == kept
+
+
+def test_explicit_user_security_settings_survive_and_without_override_the_document_applies():
+    conf = kafka_conf_from_options({"security.protocol": "PLAINTEXT", "sasl.mechanism": "PLAIN"},
+                                   bootstrap_servers="b:1", plan_config=DOC_SECURITY)
+    assert conf["sasl.mechanism"] == "PLAIN" and "ssl.ca.location" not in conf
+    conf = kafka_conf_from_options({}, bootstrap_servers="b:1", plan_config=DOC_SECURITY)
+    assert conf["sasl.mechanism"] == "SCRAM-SHA-256" and conf["security.protocol"] == "SASL_SSL"
+
+
+def test_librdkafka_confwarn_lines_reach_the_log_once_per_process():
+    from connector.kafka._conf import CONFWARN_ONCE
+
+    def rec(client):
+        return logging.LogRecord("connector.kafka._consume", logging.WARNING, __file__, 1,
+                                 f"CONFWARN [rdkafka#consumer-{client}] [thrd:app]: property `x` unique-{id(rec)}",
+                                 None, None)
+    assert CONFWARN_ONCE.filter(rec(1)) is True
+    assert CONFWARN_ONCE.filter(rec(2)) is False  # same warning from the next consumer
+    other = logging.LogRecord("connector.kafka._consume", logging.WARNING, __file__, 1, "FAIL broker down",
+                              None, None)
+    assert CONFWARN_ONCE.filter(other) and CONFWARN_ONCE.filter(other)
+    assert CONFWARN_ONCE in logging.getLogger("connector.kafka._consume").filters

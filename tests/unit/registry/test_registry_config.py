@@ -41,7 +41,9 @@ def test_all_documented_options_parse():
         "schema.registry.file.path": "/snap",
         "kafka.bootstrap.servers": "ignored",
     }
-    assert set(opts) - {"kafka.bootstrap.servers"} == REGISTRY_OPTION_NAMES
+    # the username/password spelling is the other way to give basic auth (tested below)
+    assert set(opts) - {"kafka.bootstrap.servers"} == REGISTRY_OPTION_NAMES - {
+        "schema.registry.basic.auth.username", "schema.registry.basic.auth.password"}
     c = RegistryConfig.from_options(opts)
     assert c.urls == ("https://a.example:8081", "https://b.example:8081")
     assert (c.connect_timeout_s, c.request_timeout_s, c.max_retries) == (1.5, 2.5, 5)
@@ -58,7 +60,8 @@ def test_secret_option_names():
     assert SECRET_OPTION_NAMES == {
         "schema.registry.basic.auth.user.info", "schema.registry.bearer.auth.token",
         "schema.registry.ssl.key.password", "schema.registry.glue.access.key.id",
-        "schema.registry.glue.secret.access.key", "schema.registry.glue.session.token"}
+        "schema.registry.glue.secret.access.key", "schema.registry.glue.session.token",
+        "schema.registry.basic.auth.password"}
 
 
 def test_unknown_option_lists_valid_ones():
@@ -134,3 +137,25 @@ def test_redact_query_secrets():
 @given(st.text(max_size=60))
 def test_redact_url_never_raises(text):
     assert isinstance(redact_url(text), str)
+
+
+def test_username_password_spelling_is_one_parser_for_every_caller():
+    """The README's basic-auth spelling works wherever registry options are parsed (the source,
+    ``from_registry(options=...)``, the CLI), not only in the source's option parser."""
+    from registry import SECRET_OPTION_NAMES, RegistryConfig
+    from registry._errors import RegistryConfigError
+
+    cfg = RegistryConfig.from_options({"schema.registry.url": "http://127.0.0.1:8081",
+                                       "schema.registry.basic.auth.username": "svc",
+                                       "Schema.Registry.Basic.Auth.Password": "s3cret"})
+    assert cfg.basic_auth.get() == "svc:s3cret"
+    assert "s3cret" not in repr(cfg)
+    assert "schema.registry.basic.auth.password" in SECRET_OPTION_NAMES
+    with pytest.raises(RegistryConfigError, match="go together"):
+        RegistryConfig.from_options({"schema.registry.url": "http://127.0.0.1:8081",
+                                     "schema.registry.basic.auth.username": "svc"})
+    with pytest.raises(RegistryConfigError, match="not both"):
+        RegistryConfig.from_options({"schema.registry.url": "http://127.0.0.1:8081",
+                                     "schema.registry.basic.auth.username": "svc",
+                                     "schema.registry.basic.auth.password": "x",
+                                     "schema.registry.basic.auth.user.info": "a:b"})

@@ -100,3 +100,34 @@ def test_uuid_strings_match_python_uuid_text_including_nulls_and_slices():
     arr = pa.array([u.bytes for u in ids] + [None], pa.binary(16))
     assert uuid_strings(arr).to_pylist() == [str(u) for u in ids] + [None]
     assert uuid_strings(arr.slice(7, 10)).to_pylist() == [str(u) for u in ids[7:17]]
+
+
+JSON_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+
+
+def _json_pipeline(mode):
+    fields = [pa.field("key", pa.binary()), pa.field("value", VALUE_T), pa.field("topic", pa.string()),
+              pa.field("partition", pa.int32()), pa.field("offset", pa.int64()),
+              pa.field("timestamp", pa.timestamp("us", tz="UTC")), pa.field("timestampType", pa.int32())]
+    if mode == "PERMISSIVE":
+        fields += [pa.field(ERROR_COLUMN, pa.string()), pa.field(RAW_VALUE_COLUMN, pa.binary())]
+    spec = Schema(schema_type=SchemaType.JSON, text=json.dumps(JSON_SCHEMA))
+    return Pipeline(
+        arrow_schema=pa.schema(fields), value_decoder=build_decoder(spec, options=DecodeOptions()),
+        key_decoder=None, framing="none", key_framing="none", key_as_string=False, mode=mode,
+        include_headers=False, value_shape="struct", schema_id_kind="none", param_pattern=None, param_names=(),
+        limits=DEFAULT_LIMITS, protobuf_indexes=False, key_protobuf_indexes=False)
+
+
+def test_unframed_read_of_framed_bytes_hints_at_the_wire_format():
+    """Issue 17: a registry-framed record read as unframed says which framing its first byte shows."""
+    plain = json.dumps({"a": 1, "b": "x"}).encode()
+    confluent = encode_frame("confluent", 7, plain)
+    glue = encode_frame("glue", str(uuid.UUID(int=5)), plain)
+    out = _json_pipeline("PERMISSIVE").process(_raw([plain, confluent, glue, b"\x00\x01"]), lookup)
+    errors = out.column(ERROR_COLUMN).to_pylist()
+    assert errors[0] is None and out.column("value")[0].as_py() == {"a": 1, "b": "x"}
+    assert "wireFormat=confluent" in errors[1] and "wireFormat=glue" in errors[2]
+    assert errors[3] is not None and "hint" not in errors[3]  # too short to be a Confluent frame
+    with pytest.raises(DecodeError, match="wireFormat=confluent"):
+        _json_pipeline("FAILFAST").process(_raw([confluent]), lookup)

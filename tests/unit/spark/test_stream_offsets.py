@@ -61,7 +61,7 @@ def test_added_partition_starts_at_earliest_and_is_only_reported_when_not_zero()
     rec = Recorder()
     out = off.resolve_start({A0: 5}, latest={A0: 9, A1: 4, B0: 3}, earliest={A0: 0, A1: 0, B0: 2}, report=rec)
     assert out == {A0: 5, A1: 0, B0: 2}
-    assert [c for c, _ in rec.calls] == ["ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO"]
+    assert [c for c, _ in rec.calls] == ["KAFKA_DATA_LOSS.ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO"]
     assert "b-0" in rec.calls[0][1]
 
 
@@ -69,21 +69,21 @@ def test_deleted_partition_is_reported():
     rec = Recorder()
     out = off.resolve_start({A0: 5, A1: 7}, latest={A0: 9}, earliest={A0: 0}, report=rec)
     assert out == {A0: 5}
-    assert rec.calls[0][0] == "PARTITIONS_DELETED" and "a-1" in rec.calls[0][1]
+    assert rec.calls[0][0] == "KAFKA_DATA_LOSS.PARTITIONS_DELETED" and "a-1" in rec.calls[0][1]
 
 
 def test_offsets_going_backwards_are_reported_and_restart_from_earliest():
     rec = Recorder()
     out = off.resolve_start({A0: 500}, latest={A0: 20}, earliest={A0: 0}, report=rec)
     assert out == {A0: 0}
-    assert rec.calls[0][0] == "PARTITION_OFFSET_CHANGED"
+    assert rec.calls[0][0] == "KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED"
 
 
 def test_report_can_raise_to_fail_the_query():
     def strict(condition, message):
         raise RuntimeError(condition)
 
-    with pytest.raises(RuntimeError, match="PARTITIONS_DELETED"):
+    with pytest.raises(RuntimeError, match="KAFKA_DATA_LOSS.PARTITIONS_DELETED"):
         off.resolve_start({A0: 1}, latest={}, earliest={}, report=strict)
 
 

@@ -17,8 +17,8 @@ import pytest
 from wireformat import Framing, parse_frames
 
 pytest.importorskip("confluent_kafka.schema_registry")
-from confluent_kafka.schema_registry import SchemaRegistryClient, header_schema_id_serializer  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
+from confluent_kafka.schema_registry import SchemaRegistryClient, header_schema_id_serializer
+from confluent_kafka.serialization import MessageField, SerializationContext
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 AVRO = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"},

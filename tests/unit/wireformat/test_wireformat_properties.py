@@ -24,7 +24,7 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 PAYLOAD_FRAMINGS = [Framing.CONFLUENT, Framing.CONFLUENT_GUID, Framing.GLUE, Framing.APICURIO_LEGACY,
                     Framing.APICURIO_NEW]
 HEADER_FRAMINGS = [Framing.HEADER_CONFLUENT, Framing.HEADER_APICURIO_GLOBAL, Framing.HEADER_APICURIO_CONTENT]
-INDEXED = (Framing.CONFLUENT, Framing.CONFLUENT_GUID, Framing.APICURIO_NEW, Framing.APICURIO_LEGACY)
+INDEXED = (Framing.CONFLUENT, Framing.CONFLUENT_GUID)  # Apicurio writes a Ref message, not indexes
 
 
 # ---------------------------------------------------------------- scalar reference
@@ -149,7 +149,7 @@ def ref_parse(value, headers, framing, is_key=False, limits=DEFAULT_LIMITS, pb=F
             ident = ("int_id", struct.unpack(">q", value[1:9])[0])
         else:
             ident = ("int_id", struct.unpack(">I", value[1:5])[0])
-        if pb:
+        if pb and fr in INDEXED:
             r["indexes"], pos = ref_indexes(value, pos, limits)
         r[ident[0]] = ident[1]
         r["payload"] = value[pos:]

@@ -1,0 +1,154 @@
+"""Corpus throughput: our decode path vs the per-record loop, on every corpus schema.
+
+Run: ``/work/venv/bin/python benchmarks/corpus_bench.py [--quick] [--only NAME]`` or as the
+``corpus`` section of ``python -m benchmarks``. For each schema of ``benchmarks/corpus`` it
+times, in the same run and on the same frames (medians of 3):
+
+- ours: ``parse_frames`` + ``Decoder.decode`` (Arrow out), asserting every row decoded;
+- the baseline: Avro → confluent-kafka ``AvroDeserializer`` per record; Protobuf →
+  ``ProtobufDeserializer`` per record; JSON → the ``json.loads`` loop (dicts) used by the other
+  JSON benchmarks. Baselines run on a subset and are reported as rates.
+
+Goals: Avro ≥ 10×, JSON ≥ 3×, Protobuf ≥ 5×. Never fails: a schema whose path errors is
+reported as such.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import pyarrow as pa
+
+from benchmarks.corpus._gen import cases, generate
+from benchmarks.decode_bench import median_rate
+from connector.decode import build_decoder
+from wireformat import parse_frames
+
+GOALS = {"avro": 10.0, "json": 3.0, "protobuf": 5.0}
+BASELINE_NAME = {"avro": "confluent AvroDeserializer loop", "json": "json.loads loop (dicts)",
+                 "protobuf": "confluent ProtobufDeserializer loop"}
+UNIQUE = 400  # distinct generated records, tiled up to the benchmark size
+
+
+def _tile(batch, n):
+    framed = (batch.framed * (n // len(batch.framed) + 1))[:n]
+    return framed, pa.array(framed, pa.binary())
+
+
+def _baseline(case, framed, sid):
+    """A callable decoding ``framed`` one record at a time, the way Python users do."""
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    ctx = SerializationContext("corpus", MessageField.VALUE)
+    if case.fmt == "json":
+        loads = json.loads
+        return lambda part: [loads(v[5:]) for v in part]
+    if case.fmt == "avro":
+        from confluent_kafka.schema_registry import Schema as CSchema
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry.avro import AvroDeserializer
+        client = SchemaRegistryClient.new_client({"url": f"mock://corpus-{case.name}"})
+        cid = client.register_schema(f"{case.name}-value", CSchema(case.text, "AVRO"))
+        head = b"\x00" + cid.to_bytes(4, "big")
+        deser = AvroDeserializer(client)
+        return lambda part: [deser(head + v[5:], ctx) for v in part]
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from google.protobuf import message_factory
+
+    from connector.decode._protobuf_schema import compile_proto
+    compiled = compile_proto(case.text, ())
+    cls = message_factory.GetMessageClass(compiled.find(case.message))
+    deser = ProtobufDeserializer(cls, {"use.deprecated.format": False})
+    return lambda part: [deser(v, ctx) for v in part]
+
+
+def bench_case(case, n, slow_n):
+    batch = generate(case, min(UNIQUE, n), seed=0)
+    framed, values = _tile(batch, n)
+    dec = build_decoder(case.spec, options=case.options)
+    pb = case.fmt == "protobuf"
+
+    def ours():
+        res = dec.decode(parse_frames(values, "confluent", protobuf_indexes=pb), batch.lookup)
+        assert res.errors.null_count == n, res.errors.drop_null()[:1].to_pylist()
+
+    ours()  # warm per-process caches, like a reused worker
+    base = _baseline(case, framed, 1)
+    part = framed[:slow_n]
+    base(part[:10])
+    r_ours = median_rate(ours, n)
+    r_base = median_rate(lambda: base(part), len(part))
+    return r_ours, r_base
+
+
+def run(quick: bool, rates: dict | None = None, only: str = "") -> list[dict]:
+    n = 5_000 if quick else 20_000  # 50 schemas: the full section stays ~5-8 min on a busy machine
+    slow_n = 1_000 if quick else 2_000
+    rows = []
+    for case in cases():
+        if only and only not in case.name:
+            continue
+        row = {"schema": case.name, "format": case.fmt, "goal": GOALS[case.fmt],
+               "baseline": BASELINE_NAME[case.fmt]}
+        try:
+            ours, base = bench_case(case, n, slow_n)
+            row.update(ours=ours, base=base, ratio=ours / base,
+                       verdict="PASS" if ours / base >= GOALS[case.fmt] else "FALL SHORT")
+        except Exception as e:
+            traceback.print_exc(limit=2)
+            row.update(ours=None, base=None, ratio=None, verdict=f"ERROR {type(e).__name__}: {str(e)[:80]}")
+        rows.append(row)
+        _print_row(row)
+        if rates is not None and row["ours"]:
+            rates[f"corpus {case.name}: ours"] = row["ours"]
+            rates[f"corpus {case.name}: {row['baseline']}"] = row["base"]
+    summary(rows)
+    return rows
+
+
+def _print_row(r):
+    if r["ours"] is None:
+        print(f"{r['schema']:<44}{'':>12}{'':>12}{'':>8}  {r['verdict']}", flush=True)
+        return
+    print(f"{r['schema']:<44}{r['ours']:>12,.0f}{r['base']:>12,.0f}{r['ratio']:>7.1f}x  "
+          f"{r['verdict']} (goal {r['goal']:g}x)", flush=True)
+
+
+def summary(rows) -> list[str]:
+    """One line per format: schemas meeting the goal and the median ratio."""
+    lines = []
+    for fmt in ("avro", "json", "protobuf"):
+        rs = [r for r in rows if r["format"] == fmt]
+        ok = [r for r in rs if r["verdict"] == "PASS"]
+        ratios = [r["ratio"] for r in rs if r["ratio"]]
+        if not rs:
+            continue
+        med = statistics.median(ratios) if ratios else float("nan")
+        short = [r["schema"].split("/", 1)[1] for r in rs if r["verdict"] != "PASS"]
+        lines.append(f"corpus {fmt}: {len(ok)}/{len(rs)} schemas >= {GOALS[fmt]:g}x vs {BASELINE_NAME[fmt]} "
+                     f"(median {med:.1f}x)" + (f"; short: {', '.join(short)}" if short else ""))
+    for line in lines:
+        print(line)
+    return lines
+
+
+def header():
+    print(f"{'schema':<44}{'ours rec/s':>12}{'loop rec/s':>12}{'ratio':>8}  verdict")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    header()
+    run(args.quick, only=args.only)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""What the CLI commands share: loading a document, the ``--ref-root`` argument, the subject a
+schema is registered under, and the ``check`` report. Kept apart so that ``inspect`` and
+``check`` (and the broker side of ``check``) import it instead of each other."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+from registry import subject_name
+
+from connector.asyncapi import load_document
+from connector.errors import AsyncApiKafkaError
+
+__all__ = ["add_ref_root_argument", "open_document", "record_full_name", "subject_for"]
+
+
+def _err(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def add_ref_root_argument(parser: argparse.ArgumentParser) -> None:
+    """``--ref-root DIR``: where relative file ``$ref``\\s may reach (shared by the commands)."""
+    parser.add_argument("--ref-root", metavar="DIR", default=None,
+                        help="directory relative file $refs may reach (default: the document's "
+                             "directory); widen it for documents that share files through ../")
+
+
+def open_document(path: str, allow_remote_refs: bool = False, ref_root: str | None = None):
+    """Load ``path``; on failure print the error (with its document path) and return None."""
+    try:
+        return load_document(path, allow_remote_refs=allow_remote_refs, ref_root=ref_root)
+    except (AsyncApiKafkaError, OSError, ValueError) as e:
+        _err(f"cannot load {path}: {e}")
+        return None
+
+
+# -- subjects ------------------------------------------------------------------------------------
+def record_full_name(spec) -> str | None:
+    """Full name of the record a schema describes (what the record strategies use as subject)."""
+    if spec is None:
+        return None
+    if spec.format == "avro":
+        try:
+            doc = json.loads(spec.text)
+        except ValueError:
+            return None
+        if isinstance(doc, dict) and isinstance(doc.get("name"), str):
+            name, ns = doc["name"], doc.get("namespace")
+            return name if "." in name or not ns else f"{ns}.{name}"
+        return None
+    if spec.format == "protobuf":
+        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", spec.text, re.M)
+        name = spec.message_name
+        if not name:
+            first = re.search(r"^\s*message\s+(\w+)", spec.text, re.M)
+            name = first.group(1) if first else None
+        if not name:
+            return None
+        return name if "." in name or not pkg else f"{pkg.group(1)}.{name}"
+    try:  # JSON Schema: Confluent's serializers use the title as the record name
+        title = json.loads(spec.text).get("title")
+    except (ValueError, AttributeError):
+        return None
+    return title if isinstance(title, str) else None
+
+
+def subject_for(plan, spec, topic: str, is_key: bool = False) -> str:
+    """Subject of ``spec`` on ``topic`` under the plan's lookup strategy (default TopicNameStrategy).
+
+    Examples
+    --------
+    >>> subject_for(plan, plan.value_messages[0].payload, "shop.orders")   # doctest: +SKIP
+    'shop.orders-value'
+    """
+    strategy = (plan.key_schema_lookup_strategy if is_key else plan.schema_lookup_strategy) \
+        or "TopicNameStrategy"
+    return subject_name(strategy, topic, record_full_name(spec), is_key=is_key)
+
+
+class _Report:
+    """Collects results and prints them as they come (a slow broker shows progress)."""
+
+    def __init__(self, out=None, as_json: bool = False):
+        self.out = out or sys.stdout
+        self.as_json = as_json
+        self.counts = {"ok": 0, "drift": 0, "warn": 0, "error": 0, "created": 0}
+        self.results: list[dict] = []
+        self.context: dict = {}
+
+    def note(self, text: str) -> None:
+        """Progress text (headings, the registry in use): printed in text mode only."""
+        if not self.as_json:
+            print(text, file=self.out)
+
+    def line(self, status: str, where: str, text: str, diff=()) -> None:
+        self.counts[status] += 1
+        self.results.append({"status": status, "where": where, "text": text,
+                             "diff": [{"what": d[0], "expected": str(d[1]), "actual": str(d[2])} for d in diff],
+                             **({"channel": self.context["channel"]} if "channel" in self.context else {})})
+        if self.as_json:
+            return
+        print(f"  {status:<7} {where}: {text}", file=self.out)
+        for label, expected, actual in diff:
+            print(f"          - expected {label}: {expected}", file=self.out)
+            print(f"          + actual {label}: {actual}", file=self.out)
+        self.out.flush()
+
+    def exit_code(self) -> int:
+        if self.counts["error"]:
+            return 2
+        return 1 if self.counts["drift"] else 0
+
+    def summary(self) -> str:
+        c = self.counts
+        parts = [f"{c['ok']} ok", f"{c['drift']} drift"]
+        if c["created"]:
+            parts.append(f"{c['created']} created")
+        parts += [f"{c['warn']} warning{'s' * (c['warn'] != 1)}", f"{c['error']} error{'s' * (c['error'] != 1)}"]
+        verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[self.exit_code()]
+        return f"{', '.join(parts)}: {verdict} (exit {self.exit_code()})"
+
+    def finish(self, **head) -> int:
+        """Print the summary (text) or the whole report (JSON); return the exit code."""
+        code = self.exit_code()
+        if self.as_json:
+            verdict = {0: "in sync", 1: "drift found", 2: "check incomplete"}[code]
+            print(json.dumps({**head, "results": self.results, "counts": self.counts,
+                              "verdict": verdict, "exit_code": code}, indent=2, default=str), file=self.out)
+        else:
+            print(file=self.out)
+            print(self.summary(), file=self.out)
+        return code

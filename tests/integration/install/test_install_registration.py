@@ -1,0 +1,83 @@
+"""``format("asyncapi-kafka")`` with no ``register`` call, from a directory outside the
+repository, after installing the package as the README says: ``pip install .`` and
+``pip install -e .`` (issue 17).
+
+PySpark finds ``pyspark_*`` modules with ``pkgutil.iter_modules()``, which does not see
+import-hook finders; the editable install must therefore be a plain ``.pth`` entry
+(``package-dir = {"" = "."}`` in pyproject.toml selects setuptools' static-pth strategy).
+Each case builds a fresh venv (dependencies inherited, project absent — checked), installs
+from a copy of the sources, and runs a read in a child process whose Spark driver and Python
+workers all use that venv's interpreter; the Kafka cluster and registry live in this process."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import textwrap
+
+import pytest
+
+from tests.integration.install.venvs import (
+    assert_project_absent,
+    clean_env,
+    copy_project,
+    make_venv,
+    pip_install,
+)
+from tests.integration.spark.helpers import ORDER_AVRO, avro_doc, unique_topic
+
+pytestmark = [pytest.mark.slow, pytest.mark.kafka]
+
+READ_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    path = sys.argv[1]
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+             .getOrCreate())
+    rows = (spark.read.format("asyncapi-kafka").option("asyncapi", path).option("channel", "orders").load()
+            .select("value.id", "value.customer").collect())
+    print("RESULT " + json.dumps(sorted([r.id, r.customer] for r in rows)), flush=True)
+    spark.stop()
+""")
+
+
+@pytest.fixture()
+def orders_doc(kafka, registry_server, tmp_path):
+    import fastavro
+
+    from wireformat import encode_frame
+
+    topic = unique_topic("install")
+    schema_id = registry_server.register(f"{topic}-value", json.dumps(ORDER_AVRO))
+    parsed = fastavro.parse_schema(ORDER_AVRO)
+    expected = []
+    for i in range(10):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, {"id": i, "customer": f"c{i}", "amount": 1.0, "status": "NEW",
+                                                 "placed_at": 0, "note": None})
+        kafka.produce(topic, encode_frame("confluent", schema_id, buf.getvalue()), partition=i % 4)
+        expected.append([i, f"c{i}"])
+    kafka.flush()
+    path = tmp_path / "doc.yaml"
+    path.write_text(avro_doc(bootstrap=kafka.bootstrap_servers, registry_url=registry_server.url, address=topic))
+    return str(path), expected
+
+
+@pytest.mark.parametrize("editable", [False, True], ids=["pip-install", "pip-install-e"])
+def test_format_found_without_register_outside_the_repo(editable, orders_doc, tmp_path):
+    doc, expected = orders_doc
+    src = copy_project(tmp_path / "src")
+    python = make_venv(tmp_path / "venv")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    assert_project_absent(python, outside)
+    pip_install(python, *(["-e", str(src)] if editable else [str(src)]))
+    script = outside / "read.py"
+    script.write_text(READ_SCRIPT)
+    env = clean_env(PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
+    proc = subprocess.run([str(python), str(script), doc], capture_output=True, text=True, timeout=300,
+                          cwd=outside, env=env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
+    assert json.loads(lines[0][len("RESULT "):]) == expected
