@@ -31,6 +31,10 @@ __all__ = [
     "SchemaMappingError",
     "KafkaReadError",
     "DataLossError",
+    "KafkaWriteError",
+    "DeliveryError",
+    "MessageTooLargeError",
+    "TopicCreationError",
 ]
 
 
@@ -120,3 +124,29 @@ class DataLossError(AsyncApiKafkaError):
                          "processed. If you want your query to continue in such cases, set the "
                          "source option 'failOnDataLoss' to 'false'.")
         self.condition = condition
+
+
+class KafkaWriteError(AsyncApiKafkaError):
+    """Kafka could not be written: a record not delivered, a topic not created."""
+
+
+class DeliveryError(KafkaWriteError):
+    """One or more records were not delivered (broker gone, topic unknown, too large...).
+
+    Attributes
+    ----------
+    failures : tuple of (topic, partition, error text)
+        The first failed records (a sample; the message says how many failed).
+    """
+
+    def __init__(self, message: str, *, failures: tuple = ()):
+        super().__init__(message)
+        self.failures = failures
+
+
+class MessageTooLargeError(DeliveryError, ValueError):
+    """A record is larger than the producer's ``message.max.bytes``; nothing of its batch was sent."""
+
+
+class TopicCreationError(KafkaWriteError):
+    """``createTopics=true`` and CreateTopics failed for a missing topic (the broker's error named)."""

@@ -148,3 +148,34 @@ class GlueRegistry(SchemaRegistry):
         client, self._client = self._client, None
         if client is not None:
             client.close()
+
+    def register_schema(self, subject: str, schema, normalize: bool = False) -> str:
+        """Register ``schema`` as a version of the Glue schema named ``subject`` (created when absent);
+        return its schema version id (the UUID the Glue framing carries).
+
+        Glue answers an identical definition with the existing version's id, so this is
+        register-if-absent like the Confluent call. ``normalize`` has no Glue equivalent.
+
+        Raises
+        ------
+        IncompatibleSchemaError
+            Glue refused the version under the schema's compatibility mode (status FAILURE).
+        """
+        from registry._confluent import IncompatibleSchemaError, _registration
+
+        text, stype, _ = _registration(schema)
+        data_format = {"JSON": "JSON", "PROTOBUF": "PROTOBUF"}.get(stype, "AVRO")
+        try:
+            doc = self._call("register_schema_version", SchemaId=self._schema_id(subject), SchemaDefinition=text)
+        except SchemaNotFound:
+            doc = self._call("create_schema", RegistryId={"RegistryName": self._schema_id(subject)["RegistryName"]},
+                             SchemaName=subject, DataFormat=data_format, Compatibility="BACKWARD",
+                             SchemaDefinition=text)
+            doc = {"SchemaVersionId": doc.get("SchemaVersionId"), "Status": doc.get("SchemaVersionStatus")}
+        if str(doc.get("Status", "AVAILABLE")).upper() == "FAILURE":
+            raise IncompatibleSchemaError(f"Glue refused the schema as a new version of {subject!r} "
+                                          "(incompatible under its compatibility mode)")
+        try:
+            return str(doc["SchemaVersionId"]).lower()
+        except (KeyError, TypeError) as e:
+            raise SchemaParseError("Glue register answer has no SchemaVersionId") from e

@@ -3,6 +3,8 @@
 Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_option`,
 :func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`.
 Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
+Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
+:func:`ensure_topics` (``createTopics`` from channel bindings).
 Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuBroker`.
 """
 from ._conf import (
@@ -15,6 +17,7 @@ from ._conf import (
     redact_conf,
     warn_insecure_tls,
 )
+from ._admin import TopicReport, TopicSpec, ensure_topics
 from ._consume import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
@@ -44,6 +47,13 @@ from ._ranges import (
     report_data_loss,
     validate_ranges,
 )
+from ._produce import (
+    DEFAULT_MESSAGE_MAX_BYTES,
+    OWNED_PRODUCER_SETTINGS,
+    BatchProducer,
+    clear_producer_pool,
+    producer_for,
+)
 from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp_results
 from ._tansu import TansuBroker, find_tansu
 
@@ -60,4 +70,6 @@ __all__ = [
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
+    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
+    "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from connector.errors import ConfigError
 
-__all__ = ["SourceOptions", "parse_options", "OPTION_DOCS", "MODES"]
+__all__ = ["SourceOptions", "parse_options", "OPTION_DOCS", "MODES", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -37,7 +37,7 @@ OPTION_DOCS: dict[str, tuple[str, str]] = {
     "message": ("", "Message name: read only this message of the channel."),
     "server": ("", "Server name from the document (needed when several Kafka servers match)."),
     "channel.param.<name>": ("", "Value of an address parameter; unset parameters match any topic."),
-    "topic": ("", "Topic to read for a channel without a usable address (`address: null`); on a templated address it must match the template and fills its parameters."),
+    "topic": ("", "Topic to read for a channel without a usable address (`address: null`); on a templated address it must match the template and fills its parameters. Writes: the topic of every row (overrides a `topic` column)."),
     "kafka.bootstrap.servers": ("from the document", "Overrides the server's bootstrap list."),
     "kafka.<librdkafka setting>": ("", "Passed to librdkafka, except settings the source owns."),
     "startingoffsets": ("earliest (batch), latest (stream)", "earliest, latest, or JSON {\"topic\":{\"0\":23,\"1\":-2}}."),
@@ -76,7 +76,25 @@ OPTION_DOCS: dict[str, tuple[str, str]] = {
     "schema.registry.basic.auth.password": ("", "Registry basic-auth password; Spark's redaction hides it."),
     "limits.maxrecordbytes": ("67108864", "Records larger than this are errors."),
     "limits.maxdecompressedbytes": ("134217728", "Cap on one decompressed (Glue zlib) payload."),
+    # -- writes only (df.write / writeStream) --
+    "createtopics": ("false", "Write only: create missing topics from the channel binding (partitions, replicas, topicConfiguration)."),
+    "auto.register.schemas": ("false", "Write only: register the document's schema under the subject if absent."),
+    "use.latest.version": ("false", "Write only: frame with the subject's latest registered schema (and encode with it)."),
+    "use.schema.id": ("", "Write only: frame with this registered schema id (Glue: schema version UUID) and encode with it."),
+    "normalize.schemas": ("false", "Write only: ask the registry to normalize the schema when registering."),
+    "glue.compression": ("none", "Write only: none or zlib, for the glue framing."),
 }
+
+#: Options that only make sense for reads (refused on writes) and only for writes (refused on reads).
+READ_ONLY_OPTIONS = frozenset({
+    "startingoffsets", "endingoffsets", "startingtimestamp", "endingtimestamp", "startingoffsetsbytimestamp",
+    "endingoffsetsbytimestamp", "startingoffsetsbytimestampstrategy", "failondataloss", "minpartitions",
+    "maxrecordsperpartition", "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay",
+    "includeheaders", "groupidprefix", "commitoffsetstogroup", "kafkaconsumer.polltimeoutms", "maxbatchrows",
+    "mode", "key.decode", "valueshape", "enumsasints", "recursiondepth", "schema.subject", "schema.version",
+    "schema.id", "limits.maxrecordbytes", "limits.maxdecompressedbytes"})
+WRITE_ONLY_OPTIONS = frozenset({"createtopics", "auto.register.schemas", "use.latest.version",
+                                "use.schema.id", "normalize.schemas", "glue.compression"})
 
 _USER = "schema.registry.basic.auth.username"
 _PASSWORD = "schema.registry.basic.auth.password"
@@ -145,6 +163,14 @@ class SourceOptions:
     registry: tuple[tuple[str, str], ...] = ()       # schema.registry.* without secrets
     max_record_bytes: int = 64 * 1024 * 1024
     max_decompressed_bytes: int = 128 * 1024 * 1024
+    # writes
+    direction: str = "read"
+    create_topics: bool = False
+    auto_register: bool = False
+    use_latest_version: bool = False
+    use_schema_id: str | None = None
+    normalize_schemas: bool = False
+    glue_compression: str | None = None
     secrets: Secrets = dataclasses.field(default_factory=Secrets)
 
     def kafka_settings(self) -> dict[str, str]:
@@ -208,11 +234,14 @@ def _unknown(name: str) -> ConfigError:
     return ConfigError(f"unknown option '{name}'.{hint} Valid options: {', '.join(valid)}")
 
 
-def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> SourceOptions:
-    """Validate and type the options of a read. Raises :class:`ConfigError` before any task runs.
+def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False,
+                  direction: str = "read") -> SourceOptions:
+    """Validate and type the options of a read or write. Raises :class:`ConfigError` before any task runs.
 
     ``streaming`` True/False also refuses the options of the other kind of read; ``None``
-    accepts both (used to compute the schema, which does not depend on it).
+    accepts both (used to compute the schema, which does not depend on it). ``direction``
+    ``"write"`` refuses read-only options (``startingOffsets`` ...) and the reverse, and checks
+    ``kafka.*`` against the settings the sink's producer owns instead of the reader's.
 
     Examples
     --------
@@ -220,10 +249,15 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     >>> opts.mode
     'PERMISSIVE'
     """
-    from connector.kafka import OWNED_KAFKA_SETTINGS
+    from connector.kafka import OWNED_KAFKA_SETTINGS, OWNED_PRODUCER_SETTINGS
     from registry import REGISTRY_OPTION_NAMES
 
+    if direction not in ("read", "write"):
+        raise ValueError(f"direction must be 'read' or 'write', got {direction!r}")
+    owned = OWNED_PRODUCER_SETTINGS if direction == "write" else OWNED_KAFKA_SETTINGS
     opts = {str(k).lower(): str(v) for k, v in raw.items() if k is not None and v is not None}
+    if direction == "write":  # Spark hands the stream writer its own options too
+        opts.pop("checkpointlocation", None)
     fields: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     params: dict[str, str] = {}
@@ -244,8 +278,8 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
                 from connector.kafka import bootstrap_without_credentials
 
                 value = bootstrap_without_credentials(value, "the option 'kafka.bootstrap.servers'")
-            if setting in OWNED_KAFKA_SETTINGS:
-                raise ConfigError(f"option '{name}' is not supported: {OWNED_KAFKA_SETTINGS[setting]}")
+            if setting in owned:
+                raise ConfigError(f"option '{name}' is not supported: {owned[setting]}")
             (secrets if _is_secret(name) else kafka).__setitem__(
                 name if _is_secret(name) else setting, value)
             if setting == "ssl.endpoint.identification.algorithm" and value.strip().lower() == "none":
@@ -260,6 +294,10 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
             (secrets if _is_secret(name) else registry)[name] = value
         elif name not in _PLAIN:
             raise _unknown(name)
+        elif direction == "write" and name in READ_ONLY_OPTIONS:
+            raise ConfigError(f"option '{name}' applies to reads only; writes do not accept it")
+        elif direction == "read" and name in WRITE_ONLY_OPTIONS:
+            raise ConfigError(f"option '{name}' applies to writes only (df.write / writeStream)")
         elif name in ("startingoffsets", "startingtimestamp", "startingoffsetsbytimestamp"):
             starting[name] = value
         elif name in ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp"):
@@ -355,6 +393,8 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
     if fields.get("schema_id") is not None and fields.get("schema_subject"):
         raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
 
+    if direction == "write":
+        fields.update(_write_fields(opts, get))
     if starting or ending:
         # Parse the offset options now so a bad one fails at load(), not at the first action.
         from connector.kafka import offset_spec_from_options
@@ -365,6 +405,7 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
             offset_spec_from_options(given, is_ending=True, default="latest", batch=streaming is False)
 
     fields.update(
+        direction=direction,
         channel_params=tuple(sorted(params.items())),
         kafka=tuple(sorted(kafka.items())),
         registry=tuple(sorted(registry.items())),
@@ -373,3 +414,35 @@ def parse_options(raw: Mapping[str, Any], *, streaming: bool | None = False) -> 
         secrets=Secrets(tuple(sorted(secrets.items()))),
     )
     return SourceOptions(**fields)
+
+
+def _write_fields(opts: dict[str, str], get) -> dict[str, Any]:
+    """The write-only options, typed (confluent-kafka's serializer names where they exist)."""
+    out: dict[str, Any] = {}
+    for key, attr in (("createtopics", "create_topics"), ("auto.register.schemas", "auto_register"),
+                      ("use.latest.version", "use_latest_version"), ("normalize.schemas", "normalize_schemas")):
+        if get(key):
+            out[attr] = _bool(key, opts[key])
+    if get("glue.compression"):
+        comp = opts["glue.compression"].strip().lower()
+        if comp not in ("none", "zlib"):
+            raise ConfigError(f"option 'glue.compression' must be none or zlib, got {comp!r}")
+        out["glue_compression"] = comp
+    if get("use.schema.id"):
+        sid = opts["use.schema.id"].strip()
+        if not sid.isdigit():
+            import uuid
+
+            try:  # Glue and GUID framings name schemas by UUID
+                sid = str(uuid.UUID(sid))
+            except ValueError:
+                raise ConfigError(f"option 'use.schema.id' must be a schema id (integer) or a schema "
+                                  f"version UUID, got {sid!r}") from None
+        out["use_schema_id"] = sid
+    chosen = [n for n, on in (("auto.register.schemas", out.get("auto_register")),
+                              ("use.latest.version", out.get("use_latest_version")),
+                              ("use.schema.id", out.get("use_schema_id") is not None)) if on]
+    if len(chosen) > 1:
+        raise ConfigError(f"options {' and '.join(repr(c) for c in chosen)} each choose the schema to write "
+                          "with; give one")
+    return out

@@ -1,4 +1,4 @@
-"""The ``asyncapi-kafka`` Python DataSource: batch and streaming readers.
+"""The ``asyncapi-kafka`` Python DataSource: batch and streaming readers and writers.
 
 Examples
 --------
@@ -6,6 +6,9 @@ Examples
 ...       .option("asyncapi", "examples/shop.yaml")
 ...       .option("channel", "orders")
 ...       .load())
+>>> (df.select("key", "value").write.format("asyncapi-kafka")      # doctest: +SKIP
+...    .option("asyncapi", "examples/shop.yaml").option("channel", "orders")
+...    .mode("append").save())
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ __all__ = ["AsyncApiKafkaDataSource"]
 
 
 class AsyncApiKafkaDataSource(DataSource):
-    """Reads Kafka topics described by an AsyncAPI document into typed columns.
+    """Reads Kafka topics described by an AsyncAPI document into typed columns, and writes
+    DataFrames to them (``df.write`` / ``df.writeStream``, append only).
 
     Registered as ``asyncapi-kafka``: importing the top-level module ``pyspark_asyncapi_kafka``
     (which PySpark does by itself for installed ``pyspark_*`` modules) or
@@ -56,6 +60,23 @@ class AsyncApiKafkaDataSource(DataSource):
         from connector.spark._stream import StreamReader
 
         return StreamReader(self._setup_for(True))
+
+    def writer(self, schema, overwrite: bool):
+        from connector.errors import ConfigError
+        from connector.spark._write import BatchWriter, build_write_setup
+
+        if overwrite:
+            raise ConfigError("Kafka topics are append-only: write with mode('append') (overwrite would need "
+                              "to delete the topic's records)")
+        return BatchWriter(build_write_setup(
+            parse_options(dict(self.options), streaming=False, direction="write"), schema))
+
+    def streamWriter(self, schema, overwrite: bool):
+        from connector.spark._write import StreamWriter, build_write_setup
+
+        # Complete/update output modes re-send their rows each micro-batch, as Spark's Kafka sink does.
+        return StreamWriter(build_write_setup(
+            parse_options(dict(self.options), streaming=True, direction="write"), schema))
 
     def __repr__(self) -> str:  # options may hold secrets: never show them
         return "AsyncApiKafkaDataSource(...)"

@@ -1,0 +1,377 @@
+"""The ``asyncapi-kafka`` sink: ``df.write`` / ``df.writeStream`` to a channel of an AsyncAPI document.
+
+Driver (``DataSource.writer()``, once per job or query): options, document, channel, the schema
+to encode with and the id to frame with (registry look-up or registration), the input layout
+checked against the DataFrame's schema, topics created when asked. Everything lands in a frozen
+:class:`WriteSetup` that travels to executors inside the writer.
+
+Executors (:mod:`connector.spark._write_task`): Arrow batches → encode → frame → produce, every
+delivery checked before ``write()`` returns its commit message.
+
+Input columns follow Spark's Kafka sink:
+
+============  ===========================================================================
+column        meaning
+============  ===========================================================================
+``value``     the message (a struct of the schema's fields, or the schema's type); without
+              it, every column not listed here is a field of the message
+``key``       optional: binary, string, or a value of the document's key schema
+``headers``   optional: ``array<struct<key: string, value: binary>>``
+``partition`` optional: int; null or absent lets the producer's partitioner choose
+``topic``     optional: the topic of each row (a templated channel); it must be an address of
+              the channel. The ``topic`` option overrides it, as in Spark.
+<param>       for a templated address ``orders.{region}``: a ``region`` column fills the topic
+============  ===========================================================================
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+from connector.errors import ConfigError
+from connector.spark._options import SourceOptions
+
+__all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
+
+log = logging.getLogger("asyncapi_kafka")
+
+RESERVED = ("key", "headers", "partition", "topic")
+_PARAM = re.compile(r"\{([^{}]+)\}")
+_INDEXED = frozenset({"confluent", "confluent-guid", "header-confluent"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoding:
+    """How one side (value or key) of the records is turned into bytes."""
+
+    mode: str                     # "encode", "bytes" (binary/string passthrough), "none" (absent)
+    encoder: object = None        # connector.encode.Encoder
+    framing: str = "none"
+    schema_id: object = None
+    message_indexes: tuple | None = None
+    compression: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteSetup:
+    """Everything a write task needs. Picklable; secrets stay inside ``options``."""
+
+    options: SourceOptions
+    plan: object                          # connector.asyncapi.ReadPlan
+    value: Encoding
+    key: Encoding
+    value_column: str | None              # "value", or None: the message's fields are top-level columns
+    value_fields: tuple[str, ...]         # top-level columns forming the message when value_column is None
+    has_headers: bool
+    has_partition: bool
+    topic: str | None                     # one topic for every row
+    topic_column: bool                    # rows carry their topic
+    address_parts: tuple[tuple[str, str], ...]  # ("lit", text) / ("param", name) / ("fixed", value)
+    base_kafka: tuple[tuple[str, str], ...]
+
+    def kafka_conf(self) -> dict[str, str]:
+        """Producer settings, secrets included: build clients with it, never print it."""
+        conf = dict(self.base_kafka)
+        conf.update(self.options.kafka_settings())
+        if not conf.get("bootstrap.servers"):
+            raise ConfigError(f"no Kafka bootstrap servers: the document's server for channel "
+                              f"'{self.plan.channel}' gives none; set the option 'kafka.bootstrap.servers'")
+        return conf
+
+    def __repr__(self) -> str:
+        return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={self.value.framing!r})"
+
+
+@dataclasses.dataclass
+class WriteCommit(WriterCommitMessage):
+    """What one write task delivered (every record acknowledged by the brokers)."""
+
+    rows: int
+    topics: tuple[str, ...]
+    pid: int
+
+
+def _load_plan(opts: SourceOptions):
+    from connector.asyncapi import load_document, plan_read
+    from connector.spark._setup import _param_names_as_documented
+
+    source = opts.asyncapi
+    base_dir = os.path.dirname(os.path.abspath(source)) if "\n" not in source and os.path.exists(source) else None
+    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
+                        ref_root=opts.ref_root)
+    if opts.operation is not None:
+        op = doc.operations.get(opts.operation) or next(
+            (o for o in doc.operations.values() if o.operation_id == opts.operation), None)
+        if op is not None and op.action != "send":
+            raise ConfigError(f"operation {opts.operation!r} receives messages; a write needs an operation in "
+                              "which the application sends (3.x 'action: send', 2.x 'subscribe')")
+    return plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
+                     server=opts.server,
+                     params=_param_names_as_documented(doc, dict(opts.channel_params)) or None,
+                     topic=opts.topic)
+
+
+def _registry_config(opts: SourceOptions, plan):
+    from connector.spark._setup import _registry_config as shared
+
+    return shared(opts, plan)
+
+
+def _value_spec(plan):
+    specs = [m for m in plan.value_messages if m.payload is not None]
+    if len(specs) > 1:
+        raise ConfigError(f"channel {plan.channel!r} carries {len(specs)} messages "
+                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message'")
+    return specs[0].payload if specs else None
+
+
+def _address_parts(plan, opts: SourceOptions) -> tuple[tuple[str, str], ...]:
+    address = plan.address or ""
+    fixed = dict(plan.param_values)
+    parts: list[tuple[str, str]] = []
+    pos = 0
+    for m in _PARAM.finditer(address):
+        if m.start() > pos:
+            parts.append(("lit", address[pos:m.start()]))
+        name = m.group(1)
+        parts.append(("fixed", fixed[name]) if name in fixed else ("param", name))
+        pos = m.end()
+    if pos < len(address):
+        parts.append(("lit", address[pos:]))
+    return tuple(parts)
+
+
+def _check_topic(plan, topic: str, origin: str) -> str:
+    if not plan.matches(topic):
+        raise ConfigError(f"{origin} {topic!r} is not an address of channel {plan.channel!r} "
+                          f"({plan.address}); the document describes no such topic")
+    return topic
+
+
+def _arrow_type(spark_type):
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return to_arrow_type(spark_type, timezone="UTC")
+
+
+def _check_coerce(encoder, spark_type, column: str) -> None:
+    """Fail on the driver when the DataFrame cannot be written with the schema (missing/extra fields)."""
+    encoder.coerce(pa.array([], _arrow_type(spark_type)), column)
+
+
+def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
+    """Resolve a write on the driver: channel, encoders, schema ids, input layout, topics.
+
+    Raises
+    ------
+    ConfigError, AsyncApiDocumentError, EncodeError, RegistryError
+        Before any task starts.
+    """
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        IntegerType,
+        LongType,
+        ShortType,
+        StringType,
+        StructType,
+    )
+
+    from connector.encode import EncodeOptions, build_encoder
+    from connector.spark._write_schema import resolve_schema
+
+    plan = _load_plan(opts)
+    framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
+    if framing == "auto":
+        raise ConfigError("wireFormat 'auto' is for reading; a write needs one framing (the document's "
+                          "bindings or the 'wireFormat' option)")
+    registry_config = _registry_config(opts, plan)
+    names = [f.name for f in schema.fields]
+    fields = {f.name: f for f in schema.fields}
+
+    # -- topics ------------------------------------------------------------------------------------
+    parts = _address_parts(plan, opts)
+    params = [p for kind, p in parts if kind == "param"]
+    topic = None
+    topic_column = False
+    if opts.topic:
+        topic = _check_topic(plan, opts.topic, "option 'topic'")
+    elif plan.topics:
+        topic = plan.topics[0]
+        topic_column = "topic" in names  # checked against the channel's topic on the executors
+    elif "topic" in names:
+        topic_column = True
+    elif params:
+        missing = [p for p in params if p not in names]
+        if missing:
+            raise ConfigError(f"channel {plan.channel!r} has the templated address {plan.address!r}: give each "
+                              f"row's topic with a 'topic' column, columns named after the parameters "
+                              f"(missing: {', '.join(missing)}), 'channel.param.<name>' options, or the 'topic' "
+                              "option")
+    else:
+        raise ConfigError(f"channel {plan.channel!r} has no address: set the 'topic' option or a 'topic' column")
+    for col, allowed in (("topic", (StringType,)), ("partition", (IntegerType, LongType, ShortType))):
+        if col in fields and not isinstance(fields[col].dataType, allowed):
+            raise ConfigError(f"column '{col}' must be {'a string' if col == 'topic' else 'an integer'}, got "
+                              f"{fields[col].dataType.simpleString()}")
+    param_cols = set(params) if topic is None and not topic_column else set()
+    for p in param_cols:
+        if not isinstance(fields[p].dataType, StringType):
+            raise ConfigError(f"address parameter column '{p}' must be a string")
+
+    # -- value ---------------------------------------------------------------------------------------
+    reserved = set(RESERVED) | param_cols
+    eopts = EncodeOptions()
+    spec = _value_spec(plan)
+    resolved = resolve_schema(opts, plan, framing, registry_config, spec, topic=topic)
+    value_column = "value" if "value" in names else None
+    value_fields = () if value_column else tuple(n for n in names if n not in reserved)
+    if resolved.schema is None:
+        if value_column is None or not isinstance(fields["value"].dataType, (BinaryType, StringType)):
+            raise ConfigError(f"channel {plan.channel!r} has no payload schema, so a 'value' column of binary or "
+                              "string type is written as is; set 'use.latest.version'/'use.schema.id' to "
+                              "encode with a registered schema")
+        value = Encoding("bytes")
+    else:
+        encoder = build_encoder(resolved.schema, options=eopts)
+        if value_column is not None:
+            vtype = fields["value"].dataType
+            if isinstance(vtype, BinaryType):
+                raise ConfigError("column 'value' is binary, but the channel's message has a schema: give the "
+                                  "message as a struct 'value' (or its fields as columns) to be encoded, or "
+                                  "write the bytes with wireFormat=none and no payload schema")
+            _check_coerce(encoder, vtype, "value")
+        else:
+            if not value_fields:
+                raise ConfigError("no 'value' column and no other columns to build the message from")
+            _check_coerce(encoder, StructType([fields[n] for n in value_fields]), "value")
+        idx = encoder.message_indexes if framing in _INDEXED else None
+        value = Encoding("encode", encoder, framing, resolved.wire_id, tuple(idx) if idx is not None else None,
+                         opts_compression(opts, framing))
+        log.info("asyncapi-kafka write to channel %s: %s, framing %s", plan.channel, resolved.describe(), framing)
+
+    # -- key -----------------------------------------------------------------------------------------
+    key = Encoding("none")
+    if "key" in names:
+        ktype = fields["key"].dataType
+        key_spec = plan.key_schema
+        if isinstance(ktype, (BinaryType, StringType)) and (key_spec is None or _is_string_schema(key_spec)
+                                                             or isinstance(ktype, BinaryType)):
+            key = Encoding("bytes")
+        elif key_spec is None:
+            raise ConfigError(f"column 'key' is {ktype.simpleString()}, but the channel's messages declare no key "
+                              "schema (Kafka message binding 'key'): give the key as binary or string")
+        else:
+            key_framing = framing if registry_config is not None else "none"
+            kres = resolve_schema(opts, plan, key_framing, registry_config, key_spec, topic=topic, is_key=True)
+            kenc = build_encoder(kres.schema, options=eopts)
+            _check_coerce(kenc, ktype, "key")
+            kidx = kenc.message_indexes if key_framing in _INDEXED else None
+            key = Encoding("encode", kenc, key_framing, kres.wire_id, tuple(kidx) if kidx is not None else None)
+    if "headers" in names:
+        htype = fields["headers"].dataType
+        ok = (isinstance(htype, ArrayType) and isinstance(htype.elementType, StructType)
+              and [f.name for f in htype.elementType.fields] == ["key", "value"]
+              and isinstance(htype.elementType.fields[0].dataType, StringType)
+              and isinstance(htype.elementType.fields[1].dataType, (BinaryType, StringType)))
+        if not ok:
+            raise ConfigError("column 'headers' must be array<struct<key: string, value: binary>>, got "
+                              f"{htype.simpleString()}")
+
+    base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
+    if getattr(plan, "bootstrap_servers", None):
+        base_kafka["bootstrap.servers"] = plan.bootstrap_servers
+    if plan.client_id and "client.id" not in dict(opts.kafka):
+        base_kafka["client.id"] = str(plan.client_id)
+    setup = WriteSetup(
+        options=opts, plan=plan, value=value, key=key, value_column=value_column, value_fields=value_fields,
+        has_headers="headers" in names, has_partition="partition" in names, topic=topic,
+        topic_column=topic_column, address_parts=parts, base_kafka=tuple(sorted(base_kafka.items())))
+    if opts.create_topics:
+        _create_topics(setup)
+    return setup
+
+
+def opts_compression(opts: SourceOptions, framing: str) -> str | None:
+    comp = getattr(opts, "glue_compression", None)
+    if comp and comp != "none" and framing != "glue":
+        raise ConfigError("option 'glue.compression' applies to the glue framing only")
+    return comp if comp and comp != "none" else None
+
+
+def _is_string_schema(spec) -> bool:
+    from connector.spark._setup import _is_string_schema as shared
+
+    return shared(spec)
+
+
+def _create_topics(setup: WriteSetup) -> None:
+    from connector.kafka import TopicSpec, ensure_topics
+
+    plan = setup.plan
+    if setup.topic is None:
+        log.warning("createTopics: channel %s has a templated address and rows choose their topics, so no "
+                    "topic is created in advance (set 'topic' or 'channel.param.*' to name one)", plan.channel)
+        return
+    spec = TopicSpec(setup.topic, plan.partitions, plan.replicas, tuple(plan.topic_configuration))
+    ensure_topics(setup.kafka_conf(), [spec], timeout_s=setup.options.fetch_timeout_ms / 1000)
+
+
+class BatchWriter(DataSourceArrowWriter):
+    """``df.write``: one task per DataFrame partition, each producing its rows and waiting for
+    every delivery report before returning (a failed delivery fails the task)."""
+
+    def __init__(self, setup: WriteSetup):
+        self.setup = setup
+
+    def write(self, iterator):
+        from connector.spark._write_task import write_batches
+
+        return write_batches(self.setup, iterator)
+
+    def commit(self, messages) -> None:
+        rows = sum(m.rows for m in messages if m is not None)
+        log.info("asyncapi-kafka: wrote %d record(s) to channel %s", rows, self.setup.plan.channel)
+
+    def abort(self, messages) -> None:
+        rows = sum(m.rows for m in messages if m is not None)
+        log.warning("asyncapi-kafka: write to channel %s failed; %d record(s) of successful tasks were "
+                    "delivered and stay in Kafka (Kafka has no rollback: at-least-once)", self.setup.plan.channel,
+                    rows)
+
+    def __repr__(self) -> str:
+        return f"BatchWriter({self.setup!r})"
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream``: each micro-batch as a batch write. A micro-batch whose tasks failed is
+    re-run by Spark after a restart, so its records may be written twice (at-least-once)."""
+
+    def __init__(self, setup: WriteSetup):
+        self.setup = setup
+
+    def write(self, iterator):
+        from connector.spark._write_task import write_batches
+
+        return write_batches(self.setup, iterator)
+
+    def commit(self, messages, batchId) -> None:
+        rows = sum(m.rows for m in messages if m is not None)
+        log.info("asyncapi-kafka: micro-batch %s wrote %d record(s) to channel %s", batchId, rows,
+                 self.setup.plan.channel)
+
+    def abort(self, messages, batchId) -> None:
+        log.warning("asyncapi-kafka: micro-batch %s to channel %s failed; it is retried from the "
+                    "checkpoint (records already delivered are written again)", batchId, self.setup.plan.channel)
+
+    def __repr__(self) -> str:
+        return f"StreamWriter({self.setup!r})"

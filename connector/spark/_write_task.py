@@ -1,0 +1,168 @@
+"""Executor side of the sink: Arrow batches → encode → frame → produce → every delivery checked.
+
+Encoding and framing are whole-column Arrow operations; the only per-record Python work is the
+``Producer.produce`` call itself (and, when a ``headers`` column is given, building each record's
+header list), which is what a raw confluent-kafka produce loop does too.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector.errors import ConfigError
+from connector.spark._write import Encoding, WriteCommit, WriteSetup
+
+__all__ = ["encode_batch", "write_batches"]
+
+log = logging.getLogger("asyncapi_kafka")
+
+_MAX_ERRORS_SHOWN = 3
+
+
+def _fail_rows(errors: pa.Array, what: str, topic_of) -> None:
+    valid = pc.is_valid(errors)
+    if not pc.any(valid).as_py():
+        return
+    from connector.encode import EncodeError
+
+    rows = np.flatnonzero(valid.to_numpy(zero_copy_only=False))
+    shown = "; ".join(f"row {int(i)} (topic {topic_of(int(i))!r}): {errors[int(i)].as_py()}"
+                      for i in rows[:_MAX_ERRORS_SHOWN])
+    raise EncodeError(f"{len(rows)} record(s) of a batch cannot be encoded as the channel's {what} schema, so "
+                      f"nothing of the batch was written: {shown}")
+
+
+def _encode(enc: Encoding, values: pa.Array, what: str, topic_of) -> tuple[pa.Array, list | None]:
+    """(Kafka bytes, the header every record carries or None)."""
+    from wireformat import frame_payloads
+
+    if enc.mode == "bytes":
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
+            values = values.cast(pa.binary())
+        return values, None
+    res = enc.encoder.encode(values, what)
+    _fail_rows(res.errors, what, topic_of)
+    if enc.framing == "none":
+        return res.payloads, None
+    framed = frame_payloads(res.payloads, enc.framing, enc.schema_id, message_indexes=enc.message_indexes,
+                            compression=enc.compression, is_key=what == "key")
+    return framed.values, framed.headers
+
+
+def _topics(setup: WriteSetup, batch: pa.RecordBatch):
+    """One topic name for the batch, or an array with one per row (validated against the channel)."""
+    plan = setup.plan
+    if setup.topic is not None and not setup.topic_column:
+        return setup.topic
+    if setup.topic_column:
+        topics = batch.column("topic")
+    else:
+        pieces = []
+        for kind, text in setup.address_parts:
+            if kind == "param":
+                col = batch.column(text)
+                if col.null_count:
+                    row = pc.index(pc.is_null(col), True).as_py()
+                    raise ConfigError(f"row {row}: address parameter column '{text}' is null, so the row has no "
+                                      f"topic in channel {plan.channel!r}")
+                pieces.append(col.cast(pa.string()))
+            else:
+                pieces.append(pa.scalar(text, pa.string()))
+        topics = pc.binary_join_element_wise(*pieces, "") if any(isinstance(p, pa.Array) for p in pieces) else \
+            pa.array(["".join(p.as_py() for p in pieces)] * batch.num_rows, pa.string())
+    if topics.null_count:
+        row = pc.index(pc.is_null(topics), True).as_py()
+        raise ConfigError(f"row {row}: column 'topic' is null")
+    uniq = pc.unique(topics).to_pylist()
+    for t in uniq:
+        if setup.topic is not None and t != setup.topic:
+            raise ConfigError(f"column 'topic' holds {t!r}, but channel {plan.channel!r} writes to {setup.topic!r}: "
+                              "drop the column (or write to the channel of that topic)")
+        if not plan.matches(t):
+            raise ConfigError(f"topic {t!r} is not an address of channel {plan.channel!r} ({plan.address})")
+    if len(uniq) == 1:
+        return uniq[0]
+    return topics.to_pylist()
+
+
+def _value_array(setup: WriteSetup, batch: pa.RecordBatch) -> pa.Array:
+    if setup.value_column is not None:
+        return batch.column(setup.value_column)
+    cols = [batch.column(n) for n in setup.value_fields]
+    return pa.StructArray.from_arrays(cols, names=list(setup.value_fields))
+
+
+def _headers(batch: pa.RecordBatch, framing_headers: list) -> tuple[list | None, pa.Array | int | None]:
+    """Per-record header lists (user headers, then the schema-id headers) and their sizes."""
+    extra = framing_headers or []
+    if "headers" not in batch.schema.names:
+        if not extra:
+            return None, None
+        size = sum(len(k) + len(v) + 4 for k, v in extra)
+        return [extra] * batch.num_rows, size
+    col = batch.column("headers")
+    flat = col.flatten() if col.null_count < len(col) else None
+    rows = col.to_pylist()
+    out = [[(h["key"], h["value"].encode() if isinstance(h["value"], str) else h["value"]) for h in r] + extra
+           if r else (extra or None) for r in rows]
+    size = sum(len(k) + len(v) + 4 for k, v in extra)
+    if flat is not None and len(flat):
+        per = pc.add(pc.fill_null(pc.binary_length(flat.field("key")), 0),
+                     pc.fill_null(pc.binary_length(flat.field("value")), 0))
+        # sum of each row's header sizes: a list_value_length-weighted reduce via offsets
+        offsets = col.offsets.to_numpy()
+        cums = np.concatenate([[0], np.cumsum(per.to_numpy(zero_copy_only=False) + 4)])
+        start = offsets[:-1] - offsets[0]
+        end = offsets[1:] - offsets[0]
+        size = pa.array(cums[end] - cums[start] + size)
+    return out, size
+
+
+def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
+    """(topics, values, keys, partitions, headers, header_sizes) of one input batch, ready to produce."""
+    topics = _topics(setup, batch)
+
+    def topic_of(i: int) -> str:
+        return topics if isinstance(topics, str) else topics[i]
+
+    values, vhdr = _encode(setup.value, _value_array(setup, batch), "value", topic_of)
+    keys, khdr = (None, None)
+    if setup.key.mode != "none":
+        keys, khdr = _encode(setup.key, batch.column("key"), "key", topic_of)
+    partitions = None
+    if setup.has_partition:
+        partitions = pc.fill_null(batch.column("partition").cast(pa.int32()), -1).to_pylist()
+    headers, hsize = _headers(batch, (khdr or []) + (vhdr or []))
+    return topics, values, keys, partitions, headers, hsize
+
+
+def _topic_of(topics):
+    return (lambda i: topics) if isinstance(topics, str) else topics.__getitem__
+
+
+def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
+    """Produce every batch of one task; return only when every record is acknowledged."""
+    from connector.kafka import producer_for
+
+    bp = producer_for(setup.kafka_conf())
+    rows = 0
+    seen: set[str] = set()
+    try:
+        for batch in iterator:
+            if batch.num_rows == 0:
+                continue
+            topics, values, keys, partitions, headers, hsize = encode_batch(setup, batch)
+            bp.check_sizes(_topic_of(topics), values, keys, hsize)
+            bp.produce(topics, values.to_pylist(), keys.to_pylist() if keys is not None else None,
+                       partitions, headers)
+            rows += batch.num_rows
+            seen.update([topics] if isinstance(topics, str) else set(topics))
+        bp.finish()
+    except BaseException:
+        bp.abandon()
+        raise
+    return WriteCommit(rows=rows, topics=tuple(sorted(seen)), pid=os.getpid())
