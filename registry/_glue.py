@@ -178,4 +178,4 @@ class GlueRegistry(SchemaRegistry):
         try:
             return str(doc["SchemaVersionId"]).lower()
         except (KeyError, TypeError) as e:
-            raise SchemaParseError("Glue register answer has no SchemaVersionId") from e
+            raise RegistryProtocolError("Glue register answer has no SchemaVersionId") from e

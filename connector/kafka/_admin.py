@@ -9,6 +9,8 @@ is reported (a warning, as ``asyncapi-kafka check`` reports drift), never altere
 """
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
@@ -117,7 +119,7 @@ def ensure_topics(conf: Mapping[str, object], specs: Sequence[TopicSpec], *,
     ...     ensure_topics(broker.conf, [TopicSpec("orders", partitions=3)]).created
     ['orders']
     """
-    admin_conf = {k: v for k, v in conf.items() if not callable(v)}
+    admin_conf: dict[str, Any] = {k: v for k, v in conf.items() if not callable(v)}
     admin_conf.setdefault("log_level", 3)
     try:
         admin = AdminClient(admin_conf)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
@@ -100,7 +101,7 @@ class EmbeddedKafka:
                 partition: int | None = None, headers: Sequence[tuple[str, bytes | None]] |
                 None = None, timestamp: int | None = None) -> None:
         """Queue one record (call :meth:`flush` to wait for delivery)."""
-        kwargs = {"value": value, "key": key, "on_delivery": self._on_delivery}
+        kwargs: dict[str, Any] = {"value": value, "key": key, "on_delivery": self._on_delivery}
         if partition is not None:
             kwargs["partition"] = partition
         if headers:
@@ -173,7 +174,8 @@ class EmbeddedKafka:
             try:
                 self._producer.flush(5)
             finally:
-                self._producer = None
+                # dropping the last reference stops the mock cluster (tests rely on it)
+                self._producer = None  # type: ignore[assignment]
 
 
 def _mock_topic_create(producer: Producer, topic: str, partitions: int) -> bool:

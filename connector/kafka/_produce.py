@@ -15,12 +15,14 @@ again: at-least-once, as Spark's own Kafka sink.
 """
 from __future__ import annotations
 
+from typing import cast
+
 import itertools
 import logging
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -83,7 +85,7 @@ class BatchProducer:
                     text = text.replace(str(v), "***")
             # Not chained: librdkafka's own exception text could carry a secret value.
             raise ConfigError(f"invalid Kafka producer setting: {text}") from None
-        self.max_bytes = int(conf.get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES)
+        self.max_bytes = int(str(conf.get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES))
         self.failures: list[tuple[str, int, str]] = []
         self.failed_count = 0
         self.fatal: str | None = None
@@ -154,9 +156,9 @@ class BatchProducer:
                        partitions if partitions is not None else itertools.repeat(-1, n),
                        itertools.repeat(None, n), itertools.repeat(None, n), itertools.repeat(0, n),
                        headers if headers is not None else itertools.repeat(None, n))
-        i, row = 0, ()
+        i, row = 0, cast(tuple, ())
         try:
-            for i, row in enumerate(rows):
+            for i, row in enumerate(rows):  # noqa: B007 - i names the failing record below
                 try:
                     produce(*row)
                 except BufferError:

@@ -25,20 +25,17 @@ column        meaning
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import re
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSourceArrowWriter,
-    DataSourceStreamArrowWriter,
-    WriterCommitMessage,
-)
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter
+from wireformat import Framing
 
 from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
+from connector.spark._write_types import Encoding, WriteCommit, WriteSetup
 
 __all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
 
@@ -46,58 +43,6 @@ log = logging.getLogger("asyncapi_kafka")
 
 RESERVED = ("key", "headers", "partition", "topic")
 _PARAM = re.compile(r"\{([^{}]+)\}")
-_INDEXED = frozenset({"confluent", "confluent-guid", "header-confluent"})
-
-
-@dataclasses.dataclass(frozen=True)
-class Encoding:
-    """How one side (value or key) of the records is turned into bytes."""
-
-    mode: str                     # "encode", "bytes" (binary/string passthrough), "none" (absent)
-    encoder: object = None        # connector.encode.Encoder
-    framing: str = "none"
-    schema_id: object = None
-    message_indexes: tuple | None = None
-    compression: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class WriteSetup:
-    """Everything a write task needs. Picklable; secrets stay inside ``options``."""
-
-    options: SourceOptions
-    plan: object                          # connector.asyncapi.ReadPlan
-    value: Encoding
-    key: Encoding
-    value_column: str | None              # "value", or None: the message's fields are top-level columns
-    value_fields: tuple[str, ...]         # top-level columns forming the message when value_column is None
-    has_headers: bool
-    has_partition: bool
-    topic: str | None                     # one topic for every row
-    topic_column: bool                    # rows carry their topic
-    address_parts: tuple[tuple[str, str], ...]  # ("lit", text) / ("param", name) / ("fixed", value)
-    base_kafka: tuple[tuple[str, str], ...]
-
-    def kafka_conf(self) -> dict[str, str]:
-        """Producer settings, secrets included: build clients with it, never print it."""
-        conf = dict(self.base_kafka)
-        conf.update(self.options.kafka_settings())
-        if not conf.get("bootstrap.servers"):
-            raise ConfigError(f"no Kafka bootstrap servers: the document's server for channel "
-                              f"'{self.plan.channel}' gives none; set the option 'kafka.bootstrap.servers'")
-        return conf
-
-    def __repr__(self) -> str:
-        return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={self.value.framing!r})"
-
-
-@dataclasses.dataclass
-class WriteCommit(WriterCommitMessage):
-    """What one write task delivered (every record acknowledged by the brokers)."""
-
-    rows: int
-    topics: tuple[str, ...]
-    pid: int
 
 
 def _load_plan(opts: SourceOptions):
@@ -254,7 +199,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
             if not value_fields:
                 raise ConfigError("no 'value' column and no other columns to build the message from")
             _check_coerce(encoder, StructType([fields[n] for n in value_fields]), "value")
-        idx = encoder.message_indexes if framing in _INDEXED else None
+        idx = encoder.message_indexes if Framing(framing).carries_protobuf_indexes else None
         value = Encoding("encode", encoder, framing, resolved.wire_id, tuple(idx) if idx is not None else None,
                          opts_compression(opts, framing))
         log.info("asyncapi-kafka write to channel %s: %s, framing %s", plan.channel, resolved.describe(), framing)
@@ -275,7 +220,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
             kres = resolve_schema(opts, plan, key_framing, registry_config, key_spec, topic=topic, is_key=True)
             kenc = build_encoder(kres.schema, options=eopts)
             _check_coerce(kenc, ktype, "key")
-            kidx = kenc.message_indexes if key_framing in _INDEXED else None
+            kidx = kenc.message_indexes if Framing(key_framing).carries_protobuf_indexes else None
             key = Encoding("encode", kenc, key_framing, kres.wire_id, tuple(kidx) if kidx is not None else None)
     if "headers" in names:
         htype = fields["headers"].dataType

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.errors import ConfigError
-from connector.spark._write import Encoding, WriteCommit, WriteSetup
+from connector.spark._write_types import Encoding, WriteCommit, WriteSetup
 
 __all__ = ["encode_batch", "write_batches"]
 

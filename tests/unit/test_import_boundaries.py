@@ -33,10 +33,7 @@ NO_PYSPARK = ("connector/asyncapi", "connector/decode", "connector/kafka", "conn
 # added here: fix the import instead (export the name from the package's __init__.__all__).
 # "private: A -> B" = module A imports the private module B or a private name of B across packages;
 # "cycle: A, B, ..." = the modules (sorted) of one import cycle.
-KNOWN_VIOLATIONS = frozenset({
-    # connector/spark/** (write path, merged last)
-    "cycle: connector.spark._write, connector.spark._write_task",
-})
+KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 
 
 @functools.cache

@@ -1,0 +1,64 @@
+"""The picklable records of a write: its setup (driver → executors) and each task's commit
+message (executors → driver). A module of their own so the task code and the driver code both
+import them without importing each other."""
+from __future__ import annotations
+
+import dataclasses
+
+from pyspark.sql.datasource import WriterCommitMessage
+
+from connector.errors import ConfigError
+from connector.spark._options import SourceOptions
+
+__all__ = ["Encoding", "WriteSetup", "WriteCommit"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoding:
+    """How one side (value or key) of the records is turned into bytes."""
+
+    mode: str                     # "encode", "bytes" (binary/string passthrough), "none" (absent)
+    encoder: object = None        # connector.encode.Encoder
+    framing: str = "none"
+    schema_id: object = None
+    message_indexes: tuple | None = None
+    compression: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteSetup:
+    """Everything a write task needs. Picklable; secrets stay inside ``options``."""
+
+    options: SourceOptions
+    plan: object                          # connector.asyncapi.ReadPlan
+    value: Encoding
+    key: Encoding
+    value_column: str | None              # "value", or None: the message's fields are top-level columns
+    value_fields: tuple[str, ...]         # top-level columns forming the message when value_column is None
+    has_headers: bool
+    has_partition: bool
+    topic: str | None                     # one topic for every row
+    topic_column: bool                    # rows carry their topic
+    address_parts: tuple[tuple[str, str], ...]  # ("lit", text) / ("param", name) / ("fixed", value)
+    base_kafka: tuple[tuple[str, str], ...]
+
+    def kafka_conf(self) -> dict[str, str]:
+        """Producer settings, secrets included: build clients with it, never print it."""
+        conf = dict(self.base_kafka)
+        conf.update(self.options.kafka_settings())
+        if not conf.get("bootstrap.servers"):
+            raise ConfigError(f"no Kafka bootstrap servers: the document's server for channel "
+                              f"'{self.plan.channel}' gives none; set the option 'kafka.bootstrap.servers'")
+        return conf
+
+    def __repr__(self) -> str:
+        return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={self.value.framing!r})"
+
+
+@dataclasses.dataclass
+class WriteCommit(WriterCommitMessage):
+    """What one write task delivered (every record acknowledged by the brokers)."""
+
+    rows: int
+    topics: tuple[str, ...]
+    pid: int
