@@ -19,6 +19,9 @@ Sections (each reuses the scripts beside it):
 4. ``memory``: peak RSS of the executor read path over 100k vs 1M-record partitions (tansu).
 5. ``encode``: the write path's encode + framing (``Encoder.encode`` + ``frame_payloads``)
    against confluent-kafka's Avro/JSON/Protobuf serializer loops (``encode_bench``).
+7. ``write``: ``df.write.format("asyncapi-kafka")`` (encode, frame, idempotent produce, every
+   delivery checked) vs a raw confluent-kafka produce loop of the same records pre-encoded,
+   same producer guarantees, same mock broker (``spark_write_bench``).
 6. ``corpus``: every schema of ``benchmarks/corpus`` (real-world shapes: Debezium, Hudi,
    CloudEvents, OTLP, GitHub webhooks...) against the per-record loop, one ratio per schema
    (``corpus_bench``).
@@ -40,7 +43,7 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -158,6 +161,22 @@ def run_encode(quick: bool, rates: dict) -> None:
     from benchmarks import encode_bench
 
     encode_bench.run(20_000 if quick else 200_000, 5_000 if quick else 20_000, rates)
+
+
+WRITE_OURS = "spark write: df.write.format('asyncapi-kafka') local[2]"
+WRITE_RAW = "spark write: raw produce loop, pre-encoded, idempotent"
+
+
+def run_write(quick: bool, rates: dict) -> None:
+    from benchmarks import spark_write_bench
+
+    got = spark_write_bench.run(rows=50_000 if quick else 400_000, runs=1 if quick else 3)
+    rates[WRITE_OURS] = got["df.write.format('asyncapi-kafka') local[2]"]
+    rates[WRITE_RAW] = got["raw produce loop, pre-encoded, idempotent (baseline)"]
+    for k, v in got.items():
+        print(f"  {k:<60} {v:>14,.2f}")
+
+
 def run_corpus(quick: bool, rows: list) -> None:
     from benchmarks import corpus_bench
 
@@ -193,6 +212,7 @@ def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
     ratio_goal("JSON: >= 3x json.loads loop", JSON_OURS, JSON_LOADS, 3)
     ratio_goal("Protobuf: >= 5x ProtobufDeserializer loop", PB_OURS, PB_CONFLUENT, 5)
     ratio_goal("Spark end to end: >= 0.7x raw consume loop", E2E_OURS, E2E_RAW, 0.7)
+    ratio_goal("Spark write, flat Avro: >= 0.5x raw idempotent produce loop", WRITE_OURS, WRITE_RAW, 0.5)
     ratio_goal("Encode Avro 6-field: >= 10x confluent AvroSerializer loop",
                "encode avro: ours (Encoder.encode + frame_payloads)",
                "encode avro: confluent AvroSerializer loop", 10)
@@ -249,7 +269,8 @@ def main(argv=None) -> int:
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
              "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
              "encode": lambda: run_encode(args.quick, rates),
-             "corpus": lambda: run_corpus(args.quick, corpus)}
+             "corpus": lambda: run_corpus(args.quick, corpus),
+             "write": lambda: run_write(args.quick, rates)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
