@@ -29,7 +29,12 @@ import pyarrow as pa
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))
 
-from benchmarks.decode_bench import AVRO, JSON_SCHEMA, PROTO, Spec, median_rate, records  # noqa: E402
+from benchmarks.decode_bench import AVRO, JSON_SCHEMA, Spec, median_rate, records  # noqa: E402
+from benchmarks.decode_bench import PROTO as _DECODE_PROTO  # noqa: E402
+
+# Same message in a package of its own: decode_bench registers bench.Payment in protobuf's
+# default pool when both run in one process (python -m benchmarks).
+PROTO = _DECODE_PROTO.replace("package bench;", "package benchenc;")
 
 AVRO_OURS = "encode avro: ours (Encoder.encode + frame_payloads)"
 AVRO_CONFLUENT = "encode avro: confluent AvroSerializer loop"
@@ -142,7 +147,7 @@ def bench_protobuf(url, n, slow_n, rows, out):
                                                    "auto.register.schemas": True})
     first = ser(msgs[0], _ctx())
     sid = int.from_bytes(first[1:5], "big")
-    enc = build_encoder(Spec("protobuf", PROTO, "bench.Payment"))
+    enc = build_encoder(Spec("protobuf", PROTO, "benchenc.Payment"))
     arr = arrow_rows(rows, enc)
     ours = _ours(enc, arr, sid, n, message_indexes=enc.message_indexes)
     ours()
