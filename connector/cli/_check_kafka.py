@@ -5,32 +5,13 @@ from __future__ import annotations
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
-from registry import redact_servers, redact_text
+from registry import redact_servers
 
 from connector.cli._common import _Report
 from connector.errors import ConfigError
-from connector.kafka import kafka_conf_from_options
+from connector.kafka import kafka_conf_from_options, kafka_error, norm_config
 
 __all__ = ["BrokerCheck"]
-
-
-def _norm_config(key: str, value) -> str:
-    """Comparable form of a topic config value: policies as a sorted set, numbers as numbers."""
-    text = str(value).strip()
-    if key == "cleanup.policy":
-        return ",".join(sorted({p.strip() for p in text.split(",") if p.strip()}))
-    if text.lower() in ("true", "false"):
-        return text.lower()
-    try:
-        return str(int(text))
-    except ValueError:
-        return text
-
-
-def _kafka_error(e: BaseException) -> tuple[object, str]:
-    err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-    # librdkafka's text may name a broker as it was configured, userinfo included.
-    return (err.code(), redact_text(err.str())) if err is not None else (None, redact_text(str(e)) or type(e).__name__)
 
 
 class BrokerCheck:
@@ -49,7 +30,7 @@ class BrokerCheck:
         try:
             admin = AdminClient(conf)
         except (KafkaException, ValueError, TypeError) as e:
-            raise ConfigError(f"invalid Kafka client setting: {_kafka_error(e)[1]}") from e
+            raise ConfigError(f"invalid Kafka client setting: {kafka_error(e)[1]}") from e
         return cls(admin, redact_servers(conf["bootstrap.servers"]), timeout)
 
     def refresh(self) -> None:
@@ -61,7 +42,7 @@ class BrokerCheck:
             return True
         except KafkaException as e:
             report.line("error", "kafka", f"cannot reach Kafka at {self.bootstrap} within {self.timeout:g}s "
-                                          f"({_kafka_error(e)[1]})")
+                                          f"({kafka_error(e)[1]})")
             return False
 
     def header(self, report: _Report) -> None:
@@ -71,7 +52,7 @@ class BrokerCheck:
             cluster, brokers = dc.cluster_id, len(dc.nodes)
             controller = dc.controller.id if dc.controller is not None else "-"
         except (KafkaException, TimeoutError) as e:
-            code, text = _kafka_error(e)
+            code, text = kafka_error(e)
             if code == KafkaError._TIMED_OUT or isinstance(e, TimeoutError):
                 self.admin_reason = (f"the broker did not answer DescribeCluster within {self.timeout:g}s "
                                      f"({text}): it does not support admin APIs (the librdkafka mock "
@@ -133,14 +114,14 @@ class BrokerCheck:
             try:
                 entries = fut.result(self.timeout + 5)
             except (KafkaException, TimeoutError) as e:
-                report.line("error", topic, f"DescribeConfigs failed: {_kafka_error(e)[1]}")
+                report.line("error", topic, f"DescribeConfigs failed: {kafka_error(e)[1]}")
                 continue
             same = []
             for key, expected in plan.topic_configuration:
                 entry = entries.get(key)
                 if entry is None or entry.value is None:
                     report.line("warn", topic, f"{key} not reported by the broker (expected {expected})")
-                elif _norm_config(key, expected) == _norm_config(key, entry.value):
+                elif norm_config(key, expected) == norm_config(key, entry.value):
                     same.append(f"{key}={entry.value}")
                 else:
                     report.line("drift", topic, f"{key} differs", [(key, expected, entry.value)])
@@ -155,7 +136,7 @@ class BrokerCheck:
             futures[new.topic].result(self.timeout + 5)
             return None
         except (KafkaException, TimeoutError) as e:
-            code, text = _kafka_error(e)
+            code, text = kafka_error(e)
             if code == KafkaError.TOPIC_ALREADY_EXISTS:
                 return "exists"
             if code == KafkaError._TIMED_OUT or isinstance(e, TimeoutError):

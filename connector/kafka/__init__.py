@@ -17,7 +17,7 @@ from ._conf import (
     redact_conf,
     warn_insecure_tls,
 )
-from ._admin import TopicReport, TopicSpec, ensure_topics
+from ._admin import TopicReport, TopicSpec, ensure_topics, kafka_error, norm_config
 from ._consume import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
@@ -69,7 +69,7 @@ __all__ = [
     "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
-    "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu",
+    "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu", "kafka_error", "norm_config",
     "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]

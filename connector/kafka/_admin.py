@@ -9,11 +9,10 @@ is reported (a warning, as ``asyncapi-kafka check`` reports drift), never altere
 """
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
@@ -48,8 +47,9 @@ class TopicReport:
         log.warning("createTopics: %s", text)
 
 
-def _norm_config(key: str, value) -> str:
-    """Comparable form of a topic config value (policies as sets, numbers as numbers)."""
+def norm_config(key: str, value) -> str:
+    """Comparable form of a topic config value (policies as sets, numbers as numbers); shared
+    by topic creation and ``asyncapi-kafka check``."""
     text = str(value).strip()
     if key == "cleanup.policy":
         return ",".join(sorted({p.strip() for p in text.split(",") if p.strip()}))
@@ -61,9 +61,13 @@ def _norm_config(key: str, value) -> str:
         return text
 
 
-def _kafka_error(e: BaseException) -> tuple[object, str]:
+def kafka_error(e: BaseException) -> tuple[object, str]:
+    """``(librdkafka error code or None, text)`` of a client exception, userinfo redacted
+    (librdkafka's text may name a broker as it was configured)."""
+    from registry import redact_text
+
     err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-    return (err.code(), err.str()) if err is not None else (None, str(e) or type(e).__name__)
+    return (err.code(), redact_text(err.str())) if err is not None else (None, redact_text(str(e)) or type(e).__name__)
 
 
 def _create(admin: AdminClient, spec: TopicSpec, validate_only: bool, timeout_s: float) -> str | None:
@@ -72,7 +76,7 @@ def _create(admin: AdminClient, spec: TopicSpec, validate_only: bool, timeout_s:
         new = NewTopic(spec.name, num_partitions=spec.partitions or -1, replication_factor=spec.replicas or -1,
                        config=dict(spec.configs))
     except (ValueError, TypeError, KafkaException) as e:  # refused by the client before any request
-        return _kafka_error(e)[1]
+        return kafka_error(e)[1]
     try:
         futures = admin.create_topics([new], validate_only=validate_only, operation_timeout=timeout_s,
                                       request_timeout=timeout_s)
@@ -81,7 +85,7 @@ def _create(admin: AdminClient, spec: TopicSpec, validate_only: bool, timeout_s:
     except (ValueError, TypeError) as e:  # refused by the client (e.g. partitions out of range)
         return str(e)
     except (KafkaException, TimeoutError) as e:
-        code, text = _kafka_error(e)
+        code, text = kafka_error(e)
         if code == KafkaError.TOPIC_ALREADY_EXISTS:
             return "exists"
         if code in (KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT) or isinstance(e, TimeoutError):
@@ -124,13 +128,13 @@ def ensure_topics(conf: Mapping[str, object], specs: Sequence[TopicSpec], *,
     try:
         admin = AdminClient(admin_conf)
     except (KafkaException, ValueError, TypeError) as e:
-        raise ConfigError(f"invalid Kafka client setting: {_kafka_error(e)[1]}") from e
+        raise ConfigError(f"invalid Kafka client setting: {kafka_error(e)[1]}") from e
     report = TopicReport()
     try:
         # Listing all topics (no name) never auto-creates one, unlike a per-topic metadata request.
         md = admin.list_topics(timeout=timeout_s)
     except KafkaException as e:
-        raise TopicCreationError(f"cannot reach Kafka to create topics: {_kafka_error(e)[1]}") from e
+        raise TopicCreationError(f"cannot reach Kafka to create topics: {kafka_error(e)[1]}") from e
     for spec in specs:
         if spec.name in md.topics and md.topics[spec.name].error is None:
             report.existing.append(spec.name)
@@ -195,12 +199,12 @@ def _check_configs(admin: AdminClient, specs: list[TopicSpec], report: TopicRepo
         try:
             entries = fut.result(timeout_s + 5)
         except (KafkaException, TimeoutError) as e:
-            report.warn(f"topic {spec.name!r}: configs not checked (DescribeConfigs failed: {_kafka_error(e)[1]})")
+            report.warn(f"topic {spec.name!r}: configs not checked (DescribeConfigs failed: {kafka_error(e)[1]})")
             continue
         for key, expected in spec.configs:
             entry = entries.get(key)
             if entry is None or entry.value is None:
                 report.warn(f"topic {spec.name!r}: {key} not reported by the broker (binding: {expected})")
-            elif _norm_config(key, expected) != _norm_config(key, entry.value):
+            elif norm_config(key, expected) != norm_config(key, entry.value):
                 report.warn(f"topic {spec.name!r}: {key} is {entry.value!r}; the binding says {expected!r} "
                             "(left as is)")
