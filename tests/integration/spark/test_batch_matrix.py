@@ -76,7 +76,10 @@ def glue_client(moto_url):
     # (the JVM was started before), so the source gets them as options instead (see glue_options).
     client = boto3.client("glue", endpoint_url=moto_url, region_name="us-east-1",
                           aws_access_key_id="testing", aws_secret_access_key="testing")
-    client.create_registry(RegistryName=mh.GLUE_REGISTRY)
+    try:  # moto's backends are per process: another suite may have created it already
+        client.create_registry(RegistryName=mh.GLUE_REGISTRY)
+    except client.exceptions.AlreadyExistsException:
+        pass
     return client
 
 

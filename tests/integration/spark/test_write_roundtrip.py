@@ -56,7 +56,12 @@ def glue_client(moto_url):
 
     client = boto3.client("glue", endpoint_url=moto_url, region_name="us-east-1",
                           aws_access_key_id="testing", aws_secret_access_key="testing")
-    client.create_registry(RegistryName=mh.GLUE_REGISTRY)
+    # moto keeps its backends per process, not per server: the read matrix (same session)
+    # may have created this registry already.
+    try:
+        client.create_registry(RegistryName=mh.GLUE_REGISTRY)
+    except client.exceptions.AlreadyExistsException:
+        pass
     return client
 
 
