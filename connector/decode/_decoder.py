@@ -12,7 +12,6 @@ lacks take the reader's default (Avro) or are null/default (Protobuf, JSON).
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import uuid
 from typing import Any, Callable
@@ -21,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.process_cache import ProcessCache
 from connector.decode._avro import AvroCodec
 from connector.decode._avro_schema import arrow_type_of, parse_avro
 from connector.decode._json import JsonCodec
@@ -127,8 +127,7 @@ def json_title(text: str | None) -> str | None:
     return t if isinstance(t, str) else None
 
 
-_STATES: dict[tuple[int, str], _State] = {}
-_STATES_LOCK = threading.Lock()
+_STATES = ProcessCache()
 
 
 class Decoder:
@@ -158,14 +157,7 @@ class Decoder:
         self.__dict__.update(state)
 
     def _state(self) -> _State:
-        key = (os.getpid(), self._key)
-        st = _STATES.get(key)
-        if st is None:
-            with _STATES_LOCK:
-                st = _STATES.get(key)
-                if st is None:
-                    st = _STATES[key] = _State(self)
-        return st
+        return _STATES.get(self._key, lambda: _State(self))
 
     @property
     def arrow_type(self) -> pa.DataType:

@@ -7,14 +7,13 @@ schemas and encoders live in a per-process cache, built on first use.
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.process_cache import ProcessCache
 from connector.decode import refs_of, schema_format
 from connector.encode._coerce import ValueFitError, coerce
 from connector.encode._options import EncodeError, EncodeOptions, EncodeResult
@@ -59,8 +58,7 @@ class _State:
             self.full_name = json_title(e.text)
 
 
-_STATES: dict[tuple[int, str], _State] = {}
-_STATES_LOCK = threading.Lock()
+_STATES = ProcessCache()
 
 
 class Encoder:
@@ -95,14 +93,7 @@ class Encoder:
         return f"Encoder({self.fmt}, message={self.message!r})"
 
     def _state(self) -> _State:
-        key = (os.getpid(), self._key)
-        st = _STATES.get(key)
-        if st is None:
-            with _STATES_LOCK:
-                st = _STATES.get(key)
-                if st is None:
-                    st = _STATES[key] = _State(self)
-        return st
+        return _STATES.get(self._key, lambda: _State(self))
 
     @property
     def arrow_type(self) -> pa.DataType:

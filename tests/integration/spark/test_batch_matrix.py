@@ -58,32 +58,6 @@ def registry():
 
 
 @pytest.fixture(scope="module")
-def moto_url():
-    pytest.importorskip("boto3")
-    moto_server = pytest.importorskip("moto.server")
-    srv = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=mh.free_port(), verbose=False)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    yield f"http://{host}:{port}"
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def glue_client(moto_url):
-    import boto3
-
-    # Explicit dummy credentials: the test process's environment is not the Spark workers' one
-    # (the JVM was started before), so the source gets them as options instead (see glue_options).
-    client = boto3.client("glue", endpoint_url=moto_url, region_name="us-east-1",
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
-    try:  # moto's backends are per process: another suite may have created it already
-        client.create_registry(RegistryName=mh.GLUE_REGISTRY)
-    except client.exceptions.AlreadyExistsException:
-        pass
-    return client
-
-
-@pytest.fixture(scope="module")
 def matrix(kafka, registry, glue_client, moto_url, tmp_path_factory):
     """Every case of the matrix, produced once (one fresh topic each)."""
     tmp = tmp_path_factory.mktemp("matrix")

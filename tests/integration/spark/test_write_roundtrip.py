@@ -39,32 +39,6 @@ def registry():
         yield server
 
 
-@pytest.fixture(scope="module")
-def moto_url():
-    pytest.importorskip("boto3")
-    moto_server = pytest.importorskip("moto.server")
-    srv = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=mh.free_port(), verbose=False)
-    srv.start()
-    host, port = srv.get_host_and_port()
-    yield f"http://{host}:{port}"
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def glue_client(moto_url):
-    import boto3
-
-    client = boto3.client("glue", endpoint_url=moto_url, region_name="us-east-1",
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
-    # moto keeps its backends per process, not per server: the read matrix (same session)
-    # may have created this registry already.
-    try:
-        client.create_registry(RegistryName=mh.GLUE_REGISTRY)
-    except client.exceptions.AlreadyExistsException:
-        pass
-    return client
-
-
 def _doc(tmp_path, kafka, topic: str, fmt: str, **kw) -> str:
     path = tmp_path / f"{topic}.json"
     path.write_text(mh.make_doc(bootstrap=kafka.bootstrap_servers, address=topic, fmt=fmt,
