@@ -157,7 +157,7 @@ def bench_protobuf(url, n, slow_n, rows, out):
 
 def run(n, slow_n, out):
     """Every section against one embedded registry; fills ``out`` with records/s."""
-    from registry import RegistryServer
+    from connector.testing import RegistryServer
 
     rows = records(n)
     with RegistryServer() as srv:

@@ -16,7 +16,8 @@ import time
 
 from confluent_kafka import Consumer, TopicPartition
 
-from connector.kafka import EmbeddedKafka, KafkaOffsetReader, OffsetRange, read_range
+from connector.kafka import KafkaOffsetReader, OffsetRange, read_range
+from connector.testing import EmbeddedKafka
 
 TOPIC = "bench"
 

@@ -74,8 +74,7 @@ def measure(sizes=(100_000, 1_000_000), out: dict | None = None) -> dict:
     """``{size: {"rows", "rss_before_kb", "rss_peak_kb", "seconds"}}`` from a fresh child each."""
     from benchmarks.decode_bench import AVRO
     from benchmarks.spark_bench import _document, _framed
-    from connector.kafka import TansuBroker
-    from registry import RegistryServer
+    from connector.testing import RegistryServer, TansuBroker
 
     out = {} if out is None else out
     if not TansuBroker.available():

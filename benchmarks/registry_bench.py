@@ -15,7 +15,8 @@ import statistics
 import threading
 import time
 
-from registry import RegistryConfig, RegistryServer, clear_clients, client_for
+from registry import RegistryConfig, clear_clients, client_for
+from connector.testing import RegistryServer
 
 DISTINCT = 100
 

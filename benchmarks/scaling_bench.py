@@ -60,7 +60,8 @@ def by_schemas(counts=(1, 10, 100), n: int = 200_000, out: dict | None = None) -
     Lookups go through the real registry client to an embedded registry on loopback; the
     first (warm-up) pass pays them, the timed passes are what a reused worker sees."""
     out = {} if out is None else out
-    from registry import RegistryConfig, RegistryServer, client_for
+    from registry import RegistryConfig, client_for
+    from connector.testing import RegistryServer
 
     payloads = _payloads()
     dec = build_decoder(Spec("avro", json.dumps(AVRO)), options=DecodeOptions())

@@ -89,8 +89,8 @@ def _timed(fn, runs: int) -> list[float]:
 
 def end_to_end(spark, total: int = 400_000, topics: int = 4, runs: int = 3, out: dict | None = None) -> dict:
     """records/s of the source (noop sink) and of a raw consume loop, same broker, same run."""
-    from connector.kafka import EmbeddedKafka, KafkaOffsetReader
-    from registry import RegistryServer
+    from connector.kafka import KafkaOffsetReader
+    from connector.testing import EmbeddedKafka, RegistryServer
 
     out = {} if out is None else out
     with RegistryServer() as registry, EmbeddedKafka() as kafka:
@@ -207,8 +207,8 @@ def realistic_end_to_end(spark, total: int = 1_000_000, runs: int = 3, out: dict
                          label: str | None = None) -> dict:
     """records/s of the source (noop sink) and of a raw consume loop on the realistic order
     schema (two writer versions per partition), same broker, same run."""
-    from connector.kafka import EmbeddedKafka, KafkaOffsetReader
-    from registry import RegistryServer
+    from connector.kafka import KafkaOffsetReader
+    from connector.testing import EmbeddedKafka, RegistryServer
 
     out = {} if out is None else out
     label = label or f"{total:,}"
@@ -333,7 +333,8 @@ def column_function(spark, n: int = 200_000, runs: int = 3, out: dict | None = N
     """records/s of ``from_registry`` in Spark vs the decode path alone on the same bytes."""
     from connector.decode import DecodeOptions, build_decoder
     from connector.spark.functions import from_registry
-    from registry import RegistryConfig, RegistryServer, client_for
+    from registry import RegistryConfig, client_for
+    from connector.testing import RegistryServer
     from wireformat import parse_frames
 
     out = {} if out is None else out

@@ -92,8 +92,7 @@ def _median_s(fn, runs: int) -> float:
 def run(rows: int = 200_000, runs: int = 3) -> dict:
     import datetime as dt
 
-    from connector.kafka import EmbeddedKafka
-    from registry import RegistryServer
+    from connector.testing import EmbeddedKafka, RegistryServer
 
     spark = spark_session()
     out: dict = {}

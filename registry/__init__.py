@@ -2,7 +2,8 @@
 
 Examples
 --------
->>> from registry import RegistryServer, RegistryConfig, client_for
+>>> from registry import RegistryConfig, client_for
+>>> from connector.testing import RegistryServer  # a local stand-in registry
 >>> with RegistryServer() as srv:
 ...     sid = srv.register("orders-value", '"string"')
 ...     cfg = RegistryConfig.from_options({"schema.registry.url": srv.url})
@@ -30,7 +31,6 @@ from registry._errors import (
 from registry._file import FileRegistry, export_snapshot
 from registry._glue import GlueRegistry
 from registry._redact import redact_servers, redact_text, redact_url, split_userinfo, strip_userinfo
-from registry._server import RegistryServer
 from registry._strategy import SubjectNameStrategy, subject_name
 from registry._types import CacheStats, Schema, SchemaReference, SchemaType, Secret
 
@@ -40,7 +40,7 @@ __all__ = [
     "redact_url", "redact_servers", "redact_text", "split_userinfo", "strip_userinfo",
     "SchemaRegistry", "ConfluentRegistry", "ApicurioRegistry", "GlueRegistry", "FileRegistry",
     "CachingRegistry", "client_for", "make_backend", "clear_clients",
-    "export_snapshot", "RegistryServer", "SubjectNameStrategy", "subject_name",
+    "export_snapshot", "SubjectNameStrategy", "subject_name",
     "RegistryError", "SchemaNotFound", "RegistryAuthError", "RegistryUnavailable",
     "SchemaParseError", "RegistryConfigError", "RegistryTLSError", "RegistryProtocolError",
     "RECORD_FAULT", "ENVIRONMENT_FAULT", "is_records_fault",

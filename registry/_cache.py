@@ -65,7 +65,8 @@ class CachingRegistry(SchemaRegistry):
 
     Examples
     --------
-    >>> from registry import RegistryServer, RegistryConfig, ConfluentRegistry
+    >>> from registry import RegistryConfig, ConfluentRegistry
+    >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("t-value", '"int"')
     ...     c = CachingRegistry(ConfluentRegistry(RegistryConfig(urls=(srv.url,))), RegistryConfig(urls=(srv.url,)))
@@ -373,7 +374,8 @@ def client_for(config: RegistryConfig) -> SchemaRegistry:
 
     Examples
     --------
-    >>> from registry import RegistryServer, RegistryConfig
+    >>> from registry import RegistryConfig
+    >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("t-value", '"string"')
     ...     cfg = RegistryConfig(urls=(srv.url,))

@@ -70,7 +70,8 @@ class ConfluentRegistry(SchemaRegistry):
 
     Examples
     --------
-    >>> from registry import RegistryServer, RegistryConfig
+    >>> from registry import RegistryConfig
+    >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("t-value", '"string"')
     ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).get_schema_by_id(sid).text
@@ -154,7 +155,8 @@ class ConfluentRegistry(SchemaRegistry):
 
         Examples
         --------
-        >>> from registry import RegistryServer, RegistryConfig
+        >>> from registry import RegistryConfig
+        >>> from connector.testing import RegistryServer
         >>> with RegistryServer() as srv:
         ...     c = ConfluentRegistry(RegistryConfig(urls=(srv.url,)))
         ...     a = c.register_schema("t-value", '"string"'); b = c.register_schema("t-value", '"string"')
@@ -206,7 +208,8 @@ class ConfluentRegistry(SchemaRegistry):
 
         Examples
         --------
-        >>> from registry import RegistryServer, RegistryConfig
+        >>> from registry import RegistryConfig
+        >>> from connector.testing import RegistryServer
         >>> with RegistryServer() as srv:
         ...     _ = srv.register("t-value", '"string"')
         ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).lookup_schema_under_subject(

@@ -148,7 +148,8 @@ def export_snapshot(client: SchemaRegistry, directory, subjects=None, *, source:
 
     Examples
     --------
-    >>> from registry import RegistryServer, RegistryConfig, client_for
+    >>> from registry import RegistryConfig, client_for
+    >>> from connector.testing import RegistryServer
     >>> import tempfile
     >>> with RegistryServer() as srv:
     ...     _ = srv.register("t-value", '"string"')

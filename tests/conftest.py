@@ -57,7 +57,7 @@ def _testcontainers_peers():
 def kafka():
     """A Kafka cluster: the in-process librdkafka mock cluster (a real Kafka protocol peer on
     loopback), or the cluster named by KAFKA_BOOTSTRAP_SERVERS, or a testcontainers broker."""
-    from connector.kafka import EmbeddedKafka
+    from connector.testing import EmbeddedKafka
 
     external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     container = None
@@ -100,7 +100,7 @@ def registry_server():
     if external:
         yield ExternalRegistry(external)
         return
-    from registry import RegistryServer
+    from connector.testing import RegistryServer
 
     with RegistryServer() as server:
         yield server

@@ -148,8 +148,7 @@ def run_demo(*, records: int = 1000, keep: bool = False, quiet: bool = False) ->
     """Run the demo; returns the process exit code (0 when every check passed)."""
     import yaml
 
-    from connector.kafka import EmbeddedKafka
-    from registry import RegistryServer
+    from connector.testing import EmbeddedKafka, RegistryServer
 
     progress = _Progress(quiet)
     doc_path = demo_document_path()

@@ -84,8 +84,7 @@ class Sandbox:
     """
 
     def __init__(self, document: str, *, messages: int = 10, allow_remote_refs: bool = False):
-        from connector.kafka import EmbeddedKafka
-        from registry import RegistryServer
+        from connector.testing import EmbeddedKafka, RegistryServer
 
         self.document = os.path.abspath(document)
         self.messages = int(messages)

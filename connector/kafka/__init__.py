@@ -5,7 +5,7 @@ Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_op
 Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
 Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
 :func:`ensure_topics` (``createTopics`` from channel bindings).
-Tests and demo: :class:`EmbeddedKafka` (librdkafka mock cluster), :class:`TansuBroker`.
+Local brokers for tests and the demo live in :mod:`connector.testing`.
 """
 from ._conf import (
     OWNED_KAFKA_SETTINGS,
@@ -25,7 +25,6 @@ from ._consume import (
     consumer_stats,
     read_range,
 )
-from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
 from ._offsets import (
     EARLIEST,
     LATEST,
@@ -55,7 +54,6 @@ from ._produce import (
     producer_for,
 )
 from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp_results
-from ._tansu import TansuBroker, find_tansu
 
 __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
@@ -69,7 +67,7 @@ __all__ = [
     "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
-    "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu", "kafka_error", "norm_config",
+    "kafka_error", "norm_config",
     "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]

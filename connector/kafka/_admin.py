@@ -118,7 +118,7 @@ def ensure_topics(conf: Mapping[str, object], specs: Sequence[TopicSpec], *,
 
     Examples
     --------
-    >>> from connector.kafka import TansuBroker
+    >>> from connector.testing import TansuBroker
     >>> with TansuBroker() as broker:                                   # doctest: +SKIP
     ...     ensure_topics(broker.conf, [TopicSpec("orders", partitions=3)]).created
     ['orders']

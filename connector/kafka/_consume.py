@@ -220,7 +220,8 @@ def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 1
 
     Examples
     --------
-    >>> from connector.kafka import EmbeddedKafka, OffsetRange, read_range
+    >>> from connector.kafka import OffsetRange, read_range
+    >>> from connector.testing import EmbeddedKafka
     >>> with EmbeddedKafka() as kafka:                                  # doctest: +SKIP
     ...     kafka.produce("t", b"hello", partition=0); kafka.flush()
     ...     conf = {"bootstrap.servers": kafka.bootstrap_servers}

@@ -79,7 +79,8 @@ class KafkaOffsetReader:
 
     Examples
     --------
-    >>> from connector.kafka import EmbeddedKafka, KafkaOffsetReader
+    >>> from connector.kafka import KafkaOffsetReader
+    >>> from connector.testing import EmbeddedKafka
     >>> with EmbeddedKafka() as kafka:                                  # doctest: +SKIP
     ...     kafka.produce("events", b"v", partition=0); kafka.flush()
     ...     with KafkaOffsetReader({"bootstrap.servers": kafka.bootstrap_servers}) as r:

@@ -14,10 +14,11 @@ import logging
 import pytest
 
 from connector.errors import ConfigError, DataLossError, KafkaReadError
-from connector.kafka import (ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO, PARTITION_OFFSET_CHANGED,
-                             PARTITIONS_DELETED, START_OFFSET_RESET, EmbeddedKafka, OffsetRange,
-                             TansuBroker, read_range, report_data_loss,
-                             validate_ranges)
+from connector.kafka import (
+    ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO, PARTITION_OFFSET_CHANGED, PARTITIONS_DELETED,
+    START_OFFSET_RESET, OffsetRange, read_range, report_data_loss, validate_ranges,
+)
+from connector.testing import EmbeddedKafka, TansuBroker
 from connector.spark import _offsets as off
 
 from tests.reliability.conftest import SASL_PASSWORD, closed_port

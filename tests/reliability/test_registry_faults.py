@@ -14,8 +14,10 @@ import pytest
 from connector.asyncapi import load_document, plan_read
 from connector.decode import DecodeOptions, build_decoder
 from connector.errors import AsyncApiDocumentError
-from registry import (RegistryAuthError, RegistryConfig, RegistryConfigError, RegistryError,
-                      RegistryServer, RegistryUnavailable, client_for)
+from registry import (
+    RegistryAuthError, RegistryConfig, RegistryConfigError, RegistryError, RegistryUnavailable, client_for,
+)
+from connector.testing import RegistryServer
 from wireformat import encode_frame, parse_frames
 
 from tests.reliability.conftest import KillableProxy, REGISTRY_PASSWORD, closed_port, fast_registry_config

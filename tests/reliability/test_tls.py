@@ -15,7 +15,8 @@ import ssl
 
 import pytest
 
-from registry import RegistryServer, RegistryTLSError, client_for
+from registry import RegistryTLSError, client_for
+from connector.testing import RegistryServer
 
 from tests.reliability.conftest import fast_registry_config
 

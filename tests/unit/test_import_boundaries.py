@@ -8,6 +8,9 @@ Within the project: no import cycles between modules (function-level and TYPE_CH
 imports count: a cycle hidden inside a function is still two modules that cannot be
 understood apart), and a private name (a ``_module`` or a ``_symbol``) is imported only from
 the importer's own package; what another package needs goes through its ``__init__.__all__``.
+
+The local stand-ins in ``connector.testing`` (registry server, mock cluster, tansu) are for tests,
+the demo and the sandbox only: no product module imports them, only ``connector.cli`` may.
 """
 from __future__ import annotations
 
@@ -26,7 +29,11 @@ ALLOWED = {
     "wireformat": STDLIB | {"numpy", "pyarrow", "wireformat"},
     "registry": STDLIB | {"numpy", "pyarrow", "wireformat", "registry", "requests", "urllib3", "boto3", "botocore"},
 }
-NO_PYSPARK = ("connector/asyncapi", "connector/decode", "connector/kafka", "connector/errors.py")
+NO_PYSPARK = ("connector/asyncapi", "connector/decode", "connector/kafka", "connector/testing",
+              "connector/errors.py")
+# The test stand-ins and the only product package allowed to start them (demo, sandbox).
+TESTING = "connector.testing"
+TESTING_USERS = ("connector.cli",)
 
 # Violations in modules other work in progress is rewriting (issue 13), allowed until those
 # branches are merged; the lead removes each entry once its module is fixed. Nothing else may be
@@ -182,6 +189,17 @@ def _path_through(component: list[str], graph) -> str:
     return ", ".join(component)
 
 
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _testing_importers(graph: dict[str, set[str]]) -> list[str]:
+    """``"A -> B"`` for each product module A that imports a module B of ``connector.testing``."""
+    return sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets
+                  if _within(t, TESTING) and not _within(m, TESTING)
+                  and not any(_within(m, user) for user in TESTING_USERS))
+
+
 # -- the tests ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_package_imports_only_what_its_layer_allows(package):
@@ -232,6 +250,34 @@ def test_private_names_are_imported_only_within_their_package():
                      "package's __init__.__all__ instead):\n  " + "\n  ".join(bad))
 
 
+def test_product_modules_never_import_the_test_stand_ins():
+    graph, _ = _graph()
+    graph["pyspark_asyncapi_kafka"] = {
+        name for name in _dotted_imports(ROOT / "pyspark_asyncapi_kafka.py") if _within(name, TESTING)}
+    bad = _testing_importers(graph)
+    assert not bad, ("product modules import connector.testing (a test/demo stand-in; pass the "
+                     "server's address in instead):\n  " + "\n  ".join(bad))
+
+
+def test_the_stand_ins_ship_with_the_cli():
+    """The sandbox and demo commands start them at run time: they live inside an installed package."""
+    assert (ROOT / "connector" / "testing" / "__init__.py").is_file()
+    assert _graph()[0].get("connector.cli._sandbox", set()) & {
+        "connector.testing", "connector.testing._embedded", "connector.testing._registry_server"}
+
+
+def _dotted_imports(path: pathlib.Path) -> set[str]:
+    """Full dotted names of every absolute import in ``path`` (``from a.b import c`` gives a.b and a.b.c)."""
+    found: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
 def test_the_checks_themselves_catch_violations():
     """The graph code finds a two-module cycle and a private import in a synthetic graph."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
@@ -240,3 +286,8 @@ def test_the_checks_themselves_catch_violations():
     mods = {"p": (None, True), "p._x": (None, False), "q": (None, True), "q.m": (None, False)}
     assert _resolve("p._x.thing", mods) == "p._x" and _resolve("numpy", mods) is None
     assert _own_package("p", mods) == "p" and _own_package("q.m", mods) == "q"
+    graph = {"connector.kafka._x": {"connector.testing._embedded"}, "connector.cli._demo": {"connector.testing"},
+             "connector.testing._tansu": {"connector.testing._embedded", "connector.errors"},
+             "connector.testingfoo": {"connector.errors"}, "registry._y": {"connector.testing"}}
+    assert _testing_importers(graph) == ["connector.kafka._x -> connector.testing._embedded",
+                                         "registry._y -> connector.testing"]

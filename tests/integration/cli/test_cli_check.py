@@ -33,8 +33,7 @@ from confluent_kafka.admin import ConfigResource, ResourceType
 
 from connector.asyncapi import load_document, plan_read
 from connector.cli._check import add_check_arguments, check_command
-from connector.kafka import EmbeddedKafka, TansuBroker
-from registry import RegistryServer
+from connector.testing import EmbeddedKafka, RegistryServer, TansuBroker
 
 ORDER_SCHEMA = {"type": "record", "name": "Order", "namespace": "chk",
                 "fields": [{"name": "id", "type": "long"}, {"name": "note", "type": "string"}]}

@@ -79,7 +79,7 @@ def test_sandbox_options_read_back_every_produced_message(doc, spark):
 
 
 def test_embedded_kafka_creates_topics_with_the_partitions_asked_for():
-    from connector.kafka import EmbeddedKafka
+    from connector.testing import EmbeddedKafka
 
     with EmbeddedKafka() as kafka:
         assert kafka.create_topic("seven", 7) == list(range(7))

@@ -64,7 +64,7 @@ def cluster_and_workdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def registry():
-    from registry import RegistryServer
+    from connector.testing import RegistryServer
 
     with RegistryServer() as server:
         yield server

@@ -14,7 +14,6 @@ from connector.kafka import (
     RAW_ARROW_SCHEMA,
     RAW_ARROW_SCHEMA_NO_HEADERS,
     START_OFFSET_RESET,
-    EmbeddedKafka,
     KafkaOffsetReader,
     OffsetRange,
     consumer_stats,
@@ -22,6 +21,7 @@ from connector.kafka import (
     read_range,
     validate_ranges,
 )
+from connector.testing import EmbeddedKafka
 
 pytestmark = pytest.mark.kafka
 

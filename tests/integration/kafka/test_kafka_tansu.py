@@ -12,9 +12,9 @@ import pytest
 from connector.kafka import (
     KafkaOffsetReader,
     OffsetRange,
-    TansuBroker,
     read_range,
 )
+from connector.testing import TansuBroker
 
 pytestmark = [pytest.mark.kafka, pytest.mark.tansu,
               pytest.mark.skipif(not TansuBroker.available(), reason="tansu binary not found")]

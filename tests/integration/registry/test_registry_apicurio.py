@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from registry import (ApicurioRegistry, RegistryConfig, RegistryServer, SchemaNotFound, SchemaReference,
-                      SchemaType, client_for)
+from registry import ApicurioRegistry, RegistryConfig, SchemaNotFound, SchemaReference, SchemaType, client_for
+from connector.testing import RegistryServer
 
 AVRO = '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}'
 PROTO = 'syntax = "proto3";\nmessage M { int64 a = 1; }\n'

@@ -5,7 +5,8 @@ import logging
 
 import pytest
 
-from registry import ConfluentRegistry, RegistryError, RegistryServer, RegistryTLSError
+from registry import ConfluentRegistry, RegistryError, RegistryTLSError
+from connector.testing import RegistryServer
 
 ORDER = '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}'
 

@@ -51,7 +51,7 @@ def _read(spark, path, **options):
 
 @pytest.fixture(scope="module")
 def registry():
-    from registry import RegistryServer
+    from connector.testing import RegistryServer
 
     with RegistryServer() as server:
         yield server

@@ -18,7 +18,7 @@ message Refund { int64 order_id = 1; string reason = 2; double amount = 3; }
 
 @pytest.fixture(scope="module")
 def registry():
-    from registry import RegistryServer
+    from connector.testing import RegistryServer
 
     with RegistryServer() as server:
         yield server

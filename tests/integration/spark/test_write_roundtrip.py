@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
 @pytest.fixture(scope="module")
 def registry():
-    from registry import RegistryServer
+    from connector.testing import RegistryServer
 
     with RegistryServer() as server:
         yield server

@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from registry import RegistryServer
+from connector.testing import RegistryServer
 from tests.integration.spark import matrix_helpers as mh
 from tests.integration.spark import write_helpers as wh
 from tests.integration.spark.helpers import unique_topic

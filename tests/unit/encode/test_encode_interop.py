@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from connector.encode import build_encoder
-from registry import RegistryConfig, RegistryServer, client_for
+from registry import RegistryConfig, client_for
+from connector.testing import RegistryServer
 from tests.unit.encode.encode_helpers import Spec
 from wireformat import frame_payloads
 

@@ -9,12 +9,12 @@ from registry import (
     InvalidSchemaError,
     RegistryConfig,
     RegistryConfigError,
-    RegistryServer,
     RegistryUnavailable,
     Schema,
     SchemaType,
     client_for,
 )
+from connector.testing import RegistryServer
 from tests.unit.encode.encode_helpers import Spec
 
 

@@ -54,7 +54,7 @@ class TansuBroker:
 
     Examples
     --------
-    >>> from connector.kafka import TansuBroker
+    >>> from connector.testing import TansuBroker
     >>> if TansuBroker.available():                                     # doctest: +SKIP
     ...     with TansuBroker() as broker:
     ...         broker.create_topic("orders", partitions=3)

@@ -6,7 +6,7 @@ Limits: topics are auto-created with 4 partitions on first use (librdkafka 2.16 
 setting for the count and the mock cluster has no admin APIs); each partition keeps about
 5 MB of recent record batches (older ones are dropped and the low watermark moves);
 ListOffsets by timestamp answers "no match" (-1) for every timestamp; fetch runs at about
-90k records/s. Use :class:`connector.kafka.TansuBroker` for admin-API scenarios.
+90k records/s. Use :class:`connector.testing.TansuBroker` for admin-API scenarios.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class EmbeddedKafka:
 
     Examples
     --------
-    >>> from connector.kafka import EmbeddedKafka
+    >>> from connector.testing import EmbeddedKafka
     >>> with EmbeddedKafka() as kafka:
     ...     kafka.produce("events", b"hello", key=b"k", partition=1)
     ...     kafka.flush()

@@ -51,6 +51,7 @@ class RegistryServer:
     Examples
     --------
     >>> import requests
+    >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("orders-value", '{"type": "record", "name": "O", "fields": []}')
     ...     requests.get(f"{srv.url}/schemas/ids/{sid}").json()["schema"][:15], srv.request_count()
