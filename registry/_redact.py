@@ -69,6 +69,14 @@ def split_userinfo(item: str) -> tuple[str, bool]:
     return (scheme + sep if sep else "") + host + slash + tail, True
 
 
+@overload
+def redact_servers(servers: str) -> str: ...
+
+
+@overload
+def redact_servers(servers: None) -> None: ...
+
+
 def redact_servers(servers: str | None) -> str | None:
     """A comma-separated server list (Kafka ``bootstrap.servers``) without any userinfo.
 

@@ -3,7 +3,7 @@ CreateTopics (validated first with ``validate_only``, as the admin protocol reco
 from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource, NewTopic, ResourceType
 
 from registry import redact_servers
 
@@ -19,7 +19,7 @@ class BrokerCheck:
 
     def __init__(self, admin: AdminClient, bootstrap: str, timeout: float):
         self.admin, self.bootstrap, self.timeout = admin, bootstrap, timeout
-        self.md = None
+        self._md: ClusterMetadata | None = None
         self.admin_reason: str | None = None  # set when the broker does not answer admin APIs
 
     @classmethod
@@ -28,13 +28,20 @@ class BrokerCheck:
                                        allow_group_id=True)
         conf.setdefault("log_level", "0")  # librdkafka's own stderr lines would bury the report
         try:
-            admin = AdminClient(conf)
+            admin = AdminClient({**conf})  # its stub wants dict[str, str | int | float | bool]; dict is invariant
         except (KafkaException, ValueError, TypeError) as e:
             raise ConfigError(f"invalid Kafka client setting: {kafka_error(e)[1]}") from e
         return cls(admin, redact_servers(conf["bootstrap.servers"]), timeout)
 
+    @property
+    def md(self) -> ClusterMetadata:
+        """Cluster metadata of the last :meth:`refresh` (``connected`` refreshes first)."""
+        if self._md is None:
+            raise RuntimeError("BrokerCheck.md read before connected()/refresh()")
+        return self._md
+
     def refresh(self) -> None:
-        self.md = self.admin.list_topics(timeout=self.timeout)
+        self._md = self.admin.list_topics(timeout=self.timeout)
 
     def connected(self, report: _Report) -> bool:
         try:
@@ -46,6 +53,7 @@ class BrokerCheck:
             return False
 
     def header(self, report: _Report) -> None:
+        controller: int | str  # "-" when DescribeCluster names no controller
         cluster, controller, brokers = self.md.cluster_id, self.md.controller_id, len(self.md.brokers)
         try:
             dc = self.admin.describe_cluster(request_timeout=self.timeout).result(self.timeout + 5)
@@ -80,10 +88,11 @@ class BrokerCheck:
         else:
             existing = []
             for t in plan.topics:
-                if t in topics and topics[t].error is None:
+                meta = topics.get(t)
+                if meta is not None and meta.error is not None:
+                    report.line("error", t, f"metadata error: {meta.error.str()}")
+                elif meta is not None:
                     existing.append(t)
-                elif t in topics:
-                    report.line("error", t, f"metadata error: {topics[t].error.str()}")
                 elif create_missing:
                     if self._create(plan, t, report):
                         existing.append(t)

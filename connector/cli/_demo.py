@@ -20,11 +20,15 @@ import sys
 import tempfile
 import time
 import uuid
+from typing import Any, TypeVar
+
+from connector.errors import AsyncApiDocumentError
 
 __all__ = ["run_demo", "demo_document_path"]
 
 UTC = dt.timezone.utc
 WAREHOUSES = ("berlin", "paris")
+_T = TypeVar("_T")
 
 
 def demo_document_path() -> str:
@@ -42,8 +46,13 @@ class _Progress:
             print(f"[{time.monotonic() - self.t0:6.1f}s] {text}", flush=True)
 
 
-def _component(doc: dict, name: str) -> dict:
-    return doc["components"]["messages"][name]["payload"]["schema"]
+def _payload_schema(doc: dict, name: str, kind: type[_T]) -> _T:
+    """The payload schema of message ``name``: an object (Avro, JSON Schema) or ``.proto`` text."""
+    path = f"components.messages.{name}.payload.schema"
+    schema = doc["components"]["messages"][name]["payload"]["schema"]
+    if not isinstance(schema, kind):
+        raise AsyncApiDocumentError(f"the demo needs a {kind.__name__} here", path=path)
+    return schema
 
 
 def _produce_all(kafka, registry, snapshot_dir: str, doc: dict, n: int) -> dict[str, int]:
@@ -73,7 +82,7 @@ def _produce_all(kafka, registry, snapshot_dir: str, doc: dict, n: int) -> dict[
     counts["shop.orders"] = n
 
     # payments: JSON Schema, Confluent framing.
-    pay_schema = _component(doc, "PaymentReceived")
+    pay_schema = _payload_schema(doc, "PaymentReceived", dict)
     pay_id = registry.register("shop.payments-value", json.dumps(pay_schema), "JSON")
     for i in range(n):
         rec = {"paymentId": str(uuid.UUID(int=i)), "orderId": i, "amount": round(10 + i * 0.25, 2),
@@ -85,10 +94,11 @@ def _produce_all(kafka, registry, snapshot_dir: str, doc: dict, n: int) -> dict[
 
     # shipments: Protobuf compiled from the document's .proto text (no generated classes),
     # Confluent framing with the message-index array.
-    proto_text = _component(doc, "ShipmentDispatched")
+    proto_text = _payload_schema(doc, "ShipmentDispatched", str)
     ship_id = registry.register("shop.shipments-value", proto_text, "PROTOBUF")
     compiled = compile_proto(proto_text)
-    Shipment = message_factory.GetMessageClass(compiled.find("shop.Shipment"))
+    # a class built at run time from the .proto text: its fields are invisible to a type checker
+    Shipment: Any = message_factory.GetMessageClass(compiled.find("shop.Shipment"))
     for i in range(n):
         msg = Shipment(shipment_id=f"shp-{i}", order_id=i, carrier=1 + i % 3,
                        items=[f"sku-{i % 50}", f"sku-{(i + 1) % 50}"],
@@ -100,7 +110,7 @@ def _produce_all(kafka, registry, snapshot_dir: str, doc: dict, n: int) -> dict[
 
     # stock: Avro in AWS Glue framing (every other record zlib-compressed), schema version
     # resolved from an offline file:// snapshot laid out like an exported registry.
-    stock_schema = _component(doc, "StockLevel")
+    stock_schema = _payload_schema(doc, "StockLevel", dict)
     version_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "asyncapi-kafka-demo/StockLevel/1"))
     os.makedirs(os.path.join(snapshot_dir, "guids"), exist_ok=True)
     with open(os.path.join(snapshot_dir, "guids", f"{version_id}.json"), "w", encoding="utf-8") as f:

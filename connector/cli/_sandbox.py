@@ -169,6 +169,7 @@ class Sandbox:
         from wireformat import Framing, encode_frame, header_for_id
 
         payloads, proto = serialize_examples(m.payload, self.messages, _message_examples(doc, ch, m.name))
+        frames: list[tuple[bytes, list[tuple[str, bytes]] | None]]  # (value, headers carrying the id)
         if framing == "none":
             frames = [(p, None) for p in payloads]
         else:
@@ -184,19 +185,20 @@ class Sandbox:
                 strategy = plan.schema_lookup_strategy or "TopicNameStrategy"
                 subject = subject_name(strategy, topic, _record_name(m.payload, proto), False)
                 sid = self.registry.register(subject, m.payload.text, schema_type)
+                sid_for_frame: int | str  # a GUID for GUID framings, else a numeric id
                 if "guid" in framing or framing == "header-confluent":
                     sid_for_frame = self.registry.guid_of(sid)
                 elif "apicurio" in framing and "content" not in framing:
                     sid_for_frame = self.registry.global_id_of(subject, 1)
                 else:
                     sid_for_frame = sid
-                f = Framing(framing)
-                if f.in_header:
-                    header = header_for_id(f, sid_for_frame, message_indexes=indexes)
+                fr = Framing(framing)
+                if fr.in_header:
+                    header = header_for_id(fr, sid_for_frame, message_indexes=indexes)
                     frames = [(p, [header]) for p in payloads]
                 else:
                     kw = {"message_indexes": indexes} if indexes and framing in ("confluent", "confluent-guid") else {}
-                    frames = [(encode_frame(f, sid_for_frame, p, **kw), None) for p in payloads]
+                    frames = [(encode_frame(fr, sid_for_frame, p, **kw), None) for p in payloads]
         for i, (value, headers) in enumerate(frames):
             self.kafka.produce(topic, value, key=f"key-{i}".encode(), headers=headers)
         return len(frames)
