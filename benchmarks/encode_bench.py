@@ -4,7 +4,7 @@ Run: ``/work/venv/bin/python benchmarks/encode_bench.py [--records N]``. Prints 
 (median of 3 runs, measured in this run) and the ratio against confluent-kafka's
 ``AvroSerializer`` / ``JSONSerializer`` / ``ProtobufSerializer`` called once per record, as a
 Python producer does today. Both sides talk to the project's embedded
-``registry.RegistryServer`` (``auto.register.schemas`` true; the schema is registered
+``connector.testing.RegistryServer`` (``auto.register.schemas`` true; the schema is registered
 before timing, so both sides time the cached steady state).
 
 "Ours" is what a write task runs per Arrow batch: ``Encoder.encode`` (Arrow column → one

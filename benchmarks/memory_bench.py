@@ -6,7 +6,7 @@ output batch, ``maxBatchRows`` 10,000) over a partition of 100k and of 1M record
 reports its peak RSS before and after (``VmHWM`` from ``/proc/self/status``: the child's
 ``ru_maxrss`` would include the forking parent's peak, which Linux carries across exec).
 
-Broker: tansu (``connector.kafka.TansuBroker``, memory storage), because the librdkafka mock
+Broker: tansu (``connector.testing.TansuBroker``, memory storage), because the librdkafka mock
 cluster keeps only ~5 MB per partition and so cannot hold a 1M-record partition
 (FACTS.md). Tansu's LATEST offset is inexact, so the partition's end is the produced count
 (a fresh single-partition topic starts at offset 0).

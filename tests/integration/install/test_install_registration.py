@@ -81,3 +81,37 @@ def test_format_found_without_register_outside_the_repo(editable, orders_doc, tm
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
     assert json.loads(lines[0][len("RESULT "):]) == expected
+
+
+SANDBOX_PROBE = textwrap.dedent("""
+    import json, sys
+    import connector.testing
+    from connector.cli._demo import demo_document_path
+    print("PROBE " + json.dumps({"testing": connector.testing.__file__, "doc": demo_document_path()}), flush=True)
+""")
+
+
+def test_sandbox_runs_from_the_installed_wheel(tmp_path):
+    """``asyncapi-kafka sandbox`` starts the stand-ins of ``connector.testing`` at run time: a
+    regular (non-editable) install must ship that package and the example document."""
+    src = copy_project(tmp_path / "src")
+    venv = tmp_path / "venv"
+    python = make_venv(venv)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    assert_project_absent(python, outside)
+    pip_install(python, str(src))
+    env = clean_env(PYTHONUNBUFFERED="1")
+    probe = subprocess.run([str(python), "-c", SANDBOX_PROBE], capture_output=True, text=True, timeout=120,
+                           cwd=outside, env=env)
+    lines = [ln for ln in probe.stdout.splitlines() if ln.startswith("PROBE ")]
+    assert probe.returncode == 0 and lines, probe.stderr[-4000:]
+    found = json.loads(lines[0][len("PROBE "):])
+    # imported from the installed package, not from the source copy
+    assert str(venv) in found["testing"] and str(src) not in found["testing"], found
+    assert str(venv) in found["doc"], found
+    proc = subprocess.run([str(venv / "bin" / "asyncapi-kafka"), "sandbox", found["doc"], "--messages", "2",
+                           "--no-wait"], capture_output=True, text=True, timeout=300, cwd=outside, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    channels = [json.loads(ln[len("SANDBOX "):]) for ln in proc.stdout.splitlines() if ln.startswith("SANDBOX ")]
+    assert channels and all(c["messages"] for c in channels), proc.stdout[-4000:]
