@@ -131,7 +131,8 @@ def check_command(args: argparse.Namespace) -> int:
     checks.header(report)
     given = {k.lower().removeprefix("kafka."): v.strip().lower() for k, v in kafka_opts.items()}
     missing = [s for s in (base.required_secrets if base else ()) if s not in given]
-    if base is not None and missing and base.security_scheme and given.get("security.protocol") not in ("plaintext", "ssl"):
+    if (base is not None and missing and base.security_scheme
+            and given.get("security.protocol") not in ("plaintext", "ssl")):
         report.line("warn", "kafka", f"security scheme {base.security_scheme!r} needs {', '.join(missing)} "
                                      "(pass them with -o KEY=VALUE)")
     registry = _Registry.build(base, args, reg_opts, timeout, report) if base is not None else None
