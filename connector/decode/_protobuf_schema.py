@@ -243,6 +243,8 @@ def compile_proto(text: str, references: tuple = ()) -> CompiledProto:
         pool.Add(fdp)
         if fdp.name == main_name:
             main = fdp
+    if main is None:  # protoc always writes the file it compiled; never seen
+        raise SchemaMappingError("Protobuf schema did not compile to a descriptor")
     compiled = CompiledProto(pool, main)
     with _CACHE_LOCK:
         _CACHE[key] = compiled
