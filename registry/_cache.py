@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import collections
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from wireformat import add_note
 
 from registry._base import SchemaRegistry, guid_text
 from registry._config import RegistryConfig
@@ -204,8 +205,7 @@ class CachingRegistry(SchemaRegistry):
         try:
             self.verify()
         except RegistryError as env:
-            if sys.version_info >= (3, 11):  # notes are 3.11+; on 3.10 the error stands alone
-                env.add_note(f"checked because the registry answered: {e}")
+            add_note(env, f"checked because the registry answered: {e}")
             raise
         e.fault = RECORD_FAULT
 

@@ -13,13 +13,13 @@ Examples
 from wireformat._encode import (
     FramedPayloads, encode_frame, encode_protobuf_indexes, frame_payloads, header_for_id, uuid_bytes,
 )
-from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireFormatError
+from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireFormatError, add_note
 from wireformat._framing import DEFAULT_LIMITS, ErrorCode, Framing, Limits, SchemaKey
 from wireformat._headers import header_name
 from wireformat._parse import ParsedFrames, error_messages, parse_frames
 
 __all__ = [
-    "AsyncApiKafkaError", "WireFormatError", "LimitExceededError",
+    "AsyncApiKafkaError", "WireFormatError", "LimitExceededError", "add_note",
     "Framing", "ErrorCode", "Limits", "DEFAULT_LIMITS", "SchemaKey",
     "ParsedFrames", "parse_frames", "error_messages",
     "encode_frame", "frame_payloads", "FramedPayloads", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",

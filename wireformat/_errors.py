@@ -5,7 +5,7 @@
 """
 from __future__ import annotations
 
-__all__ = ["AsyncApiKafkaError", "WireFormatError", "LimitExceededError"]
+__all__ = ["AsyncApiKafkaError", "WireFormatError", "LimitExceededError", "add_note"]
 
 
 class AsyncApiKafkaError(Exception):
@@ -33,3 +33,18 @@ class WireFormatError(AsyncApiKafkaError):
 
 class LimitExceededError(WireFormatError):
     """A configured safety limit (size, length, count) was exceeded."""
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)`` on Python 3.11+; on 3.10 (which the project supports) the note is
+    kept in ``__notes__`` the same way, so callers and tests read it alike.
+
+    Examples
+    --------
+    >>> e = ValueError("x"); add_note(e, "while reading"); e.__notes__
+    ['while reading']
+    """
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # Python 3.10
+        exc.__notes__ = [*getattr(exc, "__notes__", []), note]  # type: ignore[attr-defined]

@@ -116,7 +116,7 @@ def _assemble_union(R: Node, typ: pa.DataType, m: int, parts: list) -> pa.Array:
 
 # -- plans -----------------------------------------------------------------------------------
 class Plan:
-    width = None     # bytes per value when constant
+    width: int | None = None  # bytes per value when constant
     varint = False   # the value is exactly one varint
     min_size = 0
 
@@ -380,7 +380,7 @@ def resolve(w: Node, r: Node, memo: dict | None = None) -> Plan:
 def _resolve(w: Node, r: Node, memo) -> Plan:
     typ = arrow_type_of(r)
     if w.kind == "union":
-        branches = []
+        branches: list[tuple[Plan | None, int | None, str | None]] = []
         for wb in w.branches:
             if r.kind == "union":
                 rb = _match_branch(wb, r)
@@ -418,7 +418,9 @@ def _resolve(w: Node, r: Node, memo) -> Plan:
         if k == "map":
             item = MapEntryPlan(item)
         return CollectionPlan(typ, item, k == "map")
-    steps, used = [], set()
+    # (plan, None, reader field) for a field the reader keeps, (None, writer type, None) to skip
+    steps: list[tuple[Plan, None, int] | tuple[None, Node, None]] = []
+    used: set[int] = set()
     for wf in w.fields:
         ri = next((i for i, rf in enumerate(r.fields) if wf.name in (rf.name, *rf.aliases)), None)
         if ri is None or ri in used:
@@ -438,5 +440,6 @@ def _resolve(w: Node, r: Node, memo) -> Plan:
         except (pa.ArrowException, ValueError, TypeError, AttributeError, OverflowError) as e:
             return ErrorPlan(typ, f"invalid default of reader field {rf.name!r}: {e}")
     widths = [s[0].width if s[0] is not None else skip_width(s[1]) for s in steps]
-    width = None if defaults or None in widths else sum(widths)
+    known = [wd for wd in widths if wd is not None]
+    width = None if defaults or len(known) != len(widths) else sum(known)
     return RecordPlan(typ, steps, defaults, width)

@@ -109,7 +109,7 @@ class JsonCodec:
         n = len(payloads)
         if n == 0:
             return pa.array([], self.arrow_type), []
-        if self.fast:
+        if self._engine is not None:  # built when options.fast_path
             return self._engine.decode(payloads, f"json decode failed for schema id {label}")
         return self._reference(payloads, label)
 

@@ -39,6 +39,7 @@ _ARROW_CHUNK = 512  # rows per re-read when pyarrow refuses a block
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError,
                   UnicodeDecodeError, ValueError, OverflowError)
 _ARROW_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError)
+_NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
 
 @contextmanager
 def _no_gc():
@@ -165,7 +166,7 @@ class JsonEngine:
 
     def _place(self, n, good, out, errs, prefix) -> tuple[pa.Array, list]:
         """Scatter the values of ``good`` rows to ``n`` rows; failed rows are null."""
-        errors = [None] * n
+        errors: list[str | None] = [None] * n
         for i, m in errs.items():
             errors[i] = f"{prefix}: {m}"
         if len(good) == n and not errs:
@@ -207,7 +208,7 @@ class JsonEngine:
     # -- top level object -------------------------------------------------------------
     def _struct(self, payloads, good, values, errs) -> pa.Array:
         m = len(good)
-        none_rows = np.flatnonzero(np.equal(np.array(values, object), None)) \
+        none_rows = np.flatnonzero(np.equal(np.array(values, object), _NONE)) \
             if values.count(None) else np.zeros(0, np.int64)
         plan = self.plan
         arrow = self._arrow(payloads, good, none_rows, errs) if plan.has_arrow else None

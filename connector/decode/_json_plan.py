@@ -9,12 +9,12 @@ maps are not split: an array holding a union is read by msgspec whole.
 # ruff: noqa: UP045 - Optional[...] builds msgspec types at run time, where "X | None" fails on some X
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Any, Optional
 
 import pyarrow as pa
 
 from connector.decode._json_schema import JNode
-from connector.decode._json_types import arrow_readable, py_type, read_type
+from connector.decode._json_types import arrow_readable, py_type, read_type, typed_dict
 
 __all__ = ["Plan"]
 
@@ -56,7 +56,7 @@ class Plan:
             # msgspec parses the whole text anyway: a few scalars beside the fields it must
             # read are cheaper to take from it than from a second parse by pyarrow
             self.fields = [(name, t, "narrow", None) for name, t, _, _ in self.fields]
-        self.has_arrow = any(m != "narrow" for _, _, m, _ in self.fields)
+        self.has_arrow: bool = any(m != "narrow" for _, _, m, _ in self.fields)
         self.has_narrow = any(m != "arrow" for _, _, m, _ in self.fields)
 
     def arrow_type(self, final: bool) -> pa.StructType:
@@ -66,12 +66,13 @@ class Plan:
             if mode == "arrow":
                 out.append(pa.field(name, t.arrow if final else _pyarrow_read_type(t.arrow)))
             elif mode == "split":
+                assert sub is not None  # a "split" field always carries its sub-plan
                 out.append(pa.field(name, sub.arrow_type(final)))
         return pa.struct(out)
 
     def narrow_node(self) -> JNode:
         """The tree msgspec reads (as a struct node)."""
-        return JNode("struct", [(name, sub.narrow_node() if mode == "split" else t)
+        return JNode("struct", [(name, sub.narrow_node() if sub is not None else t)
                                 for name, t, mode, sub in self.fields if mode != "arrow"])
 
     def py_type(self) -> Any:
@@ -84,19 +85,24 @@ class Plan:
             if mode == "narrow":
                 spec[name] = py_type(t)
             elif mode == "split":
+                assert sub is not None
                 spec[name] = Optional[sub._typed_dict()]
-        return TypedDict("JsonPart", spec, total=False)
+        return typed_dict("JsonPart", spec)
 
     def merge(self, arrow: pa.StructArray | None, narrow: pa.StructArray | None,
               mask: pa.Array | None) -> pa.StructArray:
         """The node's array from the two readers' parts (same rows, same order)."""
         children = []
         for name, _t, mode, sub in self.fields:
+            # the engine passes the part of each reader the plan uses (has_arrow / has_narrow)
             if mode == "arrow":
+                assert arrow is not None
                 children.append(arrow.field(name))
             elif mode == "narrow":
+                assert narrow is not None
                 children.append(narrow.field(name))
             else:
+                assert arrow is not None and narrow is not None and sub is not None
                 a = arrow.field(name)
                 children.append(sub.merge(a, narrow.field(name), a.is_null() if a.null_count else None))
         return pa.StructArray.from_arrays(children, fields=list(self.node.arrow), mask=mask)

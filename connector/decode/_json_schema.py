@@ -192,8 +192,9 @@ class _Builder:
             it = self.walk(items)
             return None if it is None else JNode("list", items=it)
         if t == "string":
-            fmt = s.get("format")
-            return JNode({"date-time": "timestamp", "date": "date"}.get(fmt, "string"))
+            fmt = s.get("format")  # an annotation: one that is not a name is ignored
+            return JNode({"date-time": "timestamp", "date": "date"}.get(fmt, "string")
+                         if isinstance(fmt, str) else "string")
         return JNode({"integer": "int", "number": "float", "boolean": "bool",
                       "null": "null"}.get(t, "json"))
 
@@ -211,7 +212,11 @@ def parse_json_schema(text: str | dict | None, *, max_depth: int = 0) -> JNode:
     if isinstance(text, str):
         try:
             text = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise SchemaMappingError(f"JSON Schema is not valid JSON: {e}") from e
-    node = _Builder(text, max_depth).walk(text)
+    try:
+        node = _Builder(text, max_depth).walk(text)
+    except (TypeError, AttributeError, RecursionError) as e:  # a keyword's value of the wrong
+        # JSON type, or nesting deeper than Python's stack
+        raise SchemaMappingError(f"JSON Schema is malformed: {type(e).__name__}: {e}") from e
     return node if node is not None else JNode("json")

@@ -13,8 +13,10 @@
 # ruff: noqa: UP045 - Optional[...] builds msgspec types at run time, where "X | None" fails on some X
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import count
-from typing import Annotated, Any, Optional, TypedDict
+from types import GenericAlias
+from typing import Annotated, Any, Optional, TypedDict, cast
 
 import msgspec
 import pyarrow as pa
@@ -30,11 +32,19 @@ __all__ = [
     "json_type",
     "py_type",
     "read_type",
+    "typed_dict",
 ]
 
 INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _encode = msgspec.json.encode
 _names = count()
+# TypedDict's functional form, called with names known only at run time (mypy reads literals)
+_typed_dict = cast(Callable[..., Any], TypedDict)
+
+
+def typed_dict(name: str, fields: dict[str, Any]) -> Any:
+    """A msgspec object type whose keys are all optional."""
+    return _typed_dict(name, fields, total=False)
 
 
 def arrow_readable(n: JNode) -> bool:
@@ -82,13 +92,13 @@ def py_type(n: JNode) -> Any:
     """The msgspec type validating ``n`` (every value may be JSON null)."""
     k = n.kind
     if k == "struct":
-        td = TypedDict(f"JStruct{next(_names)}", {name: py_type(t) for name, t in n.fields},
-                       total=False)
+        td = typed_dict(f"JStruct{next(_names)}", {name: py_type(t) for name, t in n.fields})
         return Optional[td]
+    # GenericAlias(dict, ...) is what dict[...] builds; spelled so, since the item is computed
     if k == "map":
-        return Optional[dict[str, py_type(n.items)]]
+        return Optional[GenericAlias(dict, (str, py_type(n.items)))]
     if k == "list":
-        return Optional[list[py_type(n.items)]]
+        return Optional[GenericAlias(list, (py_type(n.items),))]
     if k in ("string", "timestamp", "date"):
         return Optional[str]
     if k == "int":

@@ -197,7 +197,7 @@ class PtarsEngine:
         self._handlers: dict[str, object] = {}
         self._panic = getattr(getattr(ptars, "_lib", None), "PanicException", None)
         try:
-            from pyo3_runtime import PanicException
+            from pyo3_runtime import PanicException  # type: ignore[import-not-found]  # PyO3's, no stubs
             self._panic = PanicException
         except ImportError:
             pass

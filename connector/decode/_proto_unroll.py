@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.decode._protobuf_schema import WKT_JSON, WKT_SCALARS, is_map
@@ -34,7 +35,7 @@ def unrolled_pool(desc, t: pa.DataType):
     """(pool, full name of the root copy) or None when the schema cannot be copied so."""
     syntax = _file_syntax(desc.file)
     pkg = "__unrolled__"
-    files: list[str] = []
+    files: list[FileDescriptor] = []
     seen: set[str] = set()
 
     def closure(fd):
@@ -50,8 +51,10 @@ def unrolled_pool(desc, t: pa.DataType):
                                              package=pkg, syntax=syntax,
                                              dependency=[fd.name for fd in files])
     count = 0
-    todo = [(desc, t, None)]  # (message, its struct type, (proto field to point) or None)
-    root = None
+    FDP = descriptor_pb2.FieldDescriptorProto
+    # (message, its struct type, (proto field to point) or None)
+    todo: list[tuple[Descriptor, pa.DataType, descriptor_pb2.FieldDescriptorProto | None]] = [(desc, t, None)]
+    root: str | None = None
     while todo:
         d, st, point = todo.pop()
         if d.full_name in WKT_SCALARS or d.full_name in WKT_JSON:
@@ -76,29 +79,33 @@ def unrolled_pool(desc, t: pa.DataType):
         kids = {f.name: f.type for f in st} if pa.types.is_struct(st) else {}
         for fp in mp.field:
             f = d.fields_by_name[fp.name]
-            if f.type != FD.TYPE_MESSAGE:
+            fm = f.message_type  # None exactly when the field is not of a message type
+            if f.type != FD.TYPE_MESSAGE or fm is None:
                 continue
             child_t = kids.get(fp.name)
             if child_t is None:  # cut by max_recursion_depth: only presence matters, so
-                fp.type = FD.TYPE_BYTES  # repeated (an empty list = absent) unless in a oneof
+                fp.type = FDP.TYPE_BYTES  # repeated (an empty list = absent) unless in a oneof
                 fp.ClearField("type_name")
                 if not fp.HasField("oneof_index"):
-                    fp.label = FD.LABEL_REPEATED
+                    fp.label = FDP.LABEL_REPEATED
                 continue
             if is_map(f):
                 entry = mp.nested_type.add()
-                f.message_type.CopyToProto(entry)
+                fm.CopyToProto(entry)
                 fp.type_name = f".{pkg}.{name}.{entry.name}"
-                vf = f.message_type.fields_by_name["value"]
-                if vf.type == FD.TYPE_MESSAGE:
+                vf = fm.fields_by_name["value"]
+                vm = vf.message_type
+                if vf.type == FD.TYPE_MESSAGE and vm is not None:
                     vp = next(x for x in entry.field if x.name == "value")
-                    todo.append((vf.message_type, child_t.item_type, vp))
+                    todo.append((vm, child_t.item_type, vp))
                 continue
             sub_t = child_t.value_type if f.is_repeated else child_t
-            if not f.is_repeated and f.message_type.full_name in WKT_SCALARS and \
+            if not f.is_repeated and fm.full_name in WKT_SCALARS and \
                     f.containing_oneof is None:
-                fp.label = FD.LABEL_REPEATED
-            todo.append((f.message_type, sub_t, fp))
+                fp.label = FDP.LABEL_REPEATED
+            todo.append((fm, sub_t, fp))
+    if root is None:  # the root is a well-known type: nothing to unroll
+        return None
     pool = descriptor_pool.DescriptorPool()
     try:
         for fd in files:

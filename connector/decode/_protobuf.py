@@ -38,6 +38,8 @@ from connector.decode._protobuf_schema import (
 
 __all__ = ["ProtoCodec", "frame_as_repeated"]
 
+_NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
+
 
 def frame_as_repeated(payloads: pa.BinaryArray) -> bytes:
     """``0x0A varint(len) payload`` for every row, back to back (the bytes of a repeated field 1)."""
@@ -86,8 +88,8 @@ class ProtoCodec:
         self.arrow_type = arrow_type_of_message(self.desc, options.enum_as,
                                                 max_depth=options.max_recursion_depth)
         self.cls = compiled.message_class(self.desc)
-        self._engine = None
-        self._validator = None
+        self._engine: PtarsEngine | None = None  # built at the first fast decode
+        self._validator: WireValidator | None = None
         self._engine_ok = engine_supports(self.desc)
         self._json_fields = [f for f in self.desc.fields if f.type == FD.TYPE_MESSAGE and
                              f.message_type.full_name in WKT_JSON and not f.is_repeated]
@@ -111,7 +113,7 @@ class ProtoCodec:
             for i, why in overflow_rows(payloads, self.cls).items():
                 errors[i] = errors[i] or f"{prefix}: {why}"
         if errors.count(None) != n:  # an error row never carries a (possibly wrong) value
-            bad = pa.array(np.not_equal(np.array(errors, object), None).astype(bool))
+            bad = pa.array(np.not_equal(np.array(errors, object), _NONE).astype(bool))
             vals = pc.if_else(bad, pa.nulls(n, vals.type), vals)
         return vals, errors
 
@@ -169,7 +171,7 @@ class ProtoCodec:
 
     def _fill_json(self, vals: pa.StructArray, payloads, redo: np.ndarray, errors: list):
         """Top-level Any/Struct/Value/ListValue fields: JSON text from protobuf's own parse."""
-        skip = redo | np.not_equal(np.array(errors, object), None)
+        skip = redo | np.not_equal(np.array(errors, object), _NONE)
         keep = np.flatnonzero(~skip)
         if len(keep) == 0:
             return vals
@@ -197,6 +199,7 @@ class ProtoCodec:
         errors: list = [None] * n
         framed = frame_as_repeated(payloads) if n and self.options.fast_path else None
         shadow = self.compiled.shadow(self.desc) if framed is not None else None
+        msgs: list | None
         if shadow is not None:
             try:
                 msgs = list(self.compiled.batch_class(shadow[0]).FromString(framed).items)

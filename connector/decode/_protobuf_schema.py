@@ -243,6 +243,8 @@ def compile_proto(text: str, references: tuple = ()) -> CompiledProto:
         pool.Add(fdp)
         if fdp.name == main_name:
             main = fdp
+    if main is None:  # protoc always writes the file it compiled; never seen
+        raise SchemaMappingError("Protobuf schema did not compile to a descriptor")
     compiled = CompiledProto(pool, main)
     with _CACHE_LOCK:
         _CACHE[key] = compiled
@@ -269,10 +271,14 @@ def _pool_from_descriptors(main, references: tuple) -> CompiledProto:
     pool = descriptor_pool.DescriptorPool()
     default = descriptor_pool.Default()
     added: set[str] = set()
+    adding: set[str] = set()  # on the current import path: seen again = a cycle
 
     def add(fdp):
         if fdp.name in added:
             return
+        if fdp.name in adding:
+            raise SchemaMappingError(f"Protobuf imports form a cycle through {fdp.name!r}")
+        adding.add(fdp.name)
         for dep in fdp.dependency:
             ref = dict(references).get(dep)
             dep_fdp = _descriptor_from_base64(ref) if ref else None
@@ -287,7 +293,8 @@ def _pool_from_descriptors(main, references: tuple) -> CompiledProto:
         added.add(fdp.name)
     try:
         add(main)
-    except (TypeError, KeyError) as e:
+    except (TypeError, KeyError, RecursionError) as e:  # RecursionError: a chain of imports
+        # deeper than Python's stack
         raise SchemaMappingError(f"Protobuf descriptor does not load: {e}") from e
     return CompiledProto(pool, main)
 

@@ -68,10 +68,10 @@ def unscaled(v, scale: int, precision: int | None, path: str) -> int:
     """The unscaled integer of a decimal, checked against the schema's precision and scale."""
     try:
         d = v if isinstance(v, Decimal) else Decimal(v)
-        u = d.scaleb(scale, _WIDE)
-        if u != u.to_integral_value(context=_WIDE):
+        scaled = d.scaleb(scale, _WIDE)
+        if scaled != scaled.to_integral_value(context=_WIDE):
             raise RowError(f"{path}: decimal {v} has more than {scale} fraction digits")
-        u = int(u)
+        u = int(scaled)
     except (InvalidOperation, TypeError, ValueError) as e:
         raise RowError(f"{path}: not a decimal: {v!r}") from e
     if precision and abs(u) >= 10 ** precision:

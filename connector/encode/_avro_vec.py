@@ -40,6 +40,7 @@ __all__ = ["encode_vectorized"]
 _EMPTY = pa.scalar(b"", pa.binary())
 _ZERO = pa.scalar(b"\x00", pa.binary())
 _U64 = np.uint64
+_NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
 
 
 class _Ctx:
@@ -47,7 +48,7 @@ class _Ctx:
 
     def __init__(self, errors: np.ndarray, parent: "_Ctx | None" = None, offsets=None):
         self.errors, self.parent, self.offsets = errors, parent, offsets
-        self.root = self if parent is None else parent.root
+        self.root: _Ctx = self if parent is None else parent.root
         self.failed = False  # on the root: whether any row failed (skips scans when none did)
 
     def items(self, offsets: np.ndarray) -> "_Ctx":
@@ -55,7 +56,7 @@ class _Ctx:
 
     def bad_rows(self) -> np.ndarray | None:
         """Mask of failed top-level rows, or None when none failed."""
-        return np.not_equal(self.errors, None).astype(bool) if self.root.failed else None
+        return np.not_equal(self.errors, _NONE).astype(bool) if self.root.failed else None
 
     def top(self, pos: np.ndarray) -> np.ndarray:
         if self.parent is None:
@@ -141,8 +142,8 @@ def _fixed_width(data: np.ndarray, width: int, n: int) -> pa.BinaryArray:
     return _bin(np.arange(n + 1, dtype=np.int64) * width, data.view(np.uint8), n)
 
 
-def _join(*parts) -> pa.Array:
-    parts = [p for p in parts if not (isinstance(p, pa.Scalar) and p.as_py() == b"")]
+def _join(*args) -> pa.Array:
+    parts = [p for p in args if not (isinstance(p, pa.Scalar) and p.as_py() == b"")]
     if len(parts) == 1 and isinstance(parts[0], pa.Array) and parts[0].null_count == 0:
         return parts[0]
     return pc.binary_join_element_wise(*parts, _EMPTY, null_handling="replace", null_replacement="")

@@ -20,6 +20,16 @@ from connector.encode._options import EncodeError, EncodeOptions, EncodeResult
 
 __all__ = ["Encoder", "build_encoder"]
 
+_NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
+
+
+def _text(e: "Encoder") -> str:
+    """The schema text Avro and Protobuf need (a JSON encoder may have none: any JSON)."""
+    if e.text is None:
+        from connector.errors import SchemaMappingError
+        raise SchemaMappingError(f"the {e.fmt} schema has no text to encode with")
+    return e.text
+
 
 class _State:
     """Per-process compiled objects of one Encoder (never pickled)."""
@@ -30,7 +40,7 @@ class _State:
         self.message_indexes = None
         if e.fmt == "avro":
             from connector.decode import arrow_type_of, parse_avro
-            self.avro, recursive = parse_avro(e.text, max_depth=o.max_recursion_depth,
+            self.avro, recursive = parse_avro(_text(e), max_depth=o.max_recursion_depth,
                                               refs=tuple(t for _, t in e.refs))
             if recursive:
                 from connector.errors import SchemaMappingError
@@ -43,7 +53,7 @@ class _State:
         elif e.fmt == "protobuf":
             from connector.decode import compile_proto
             from connector.encode._protobuf import ProtoEncoder
-            self.proto = ProtoEncoder(compile_proto(e.text, e.refs), e.message or o.protobuf_message,
+            self.proto = ProtoEncoder(compile_proto(_text(e), e.refs), e.message or o.protobuf_message,
                                       o.max_recursion_depth)
             self.arrow_type = self.proto.arrow_type
             self.message_indexes = self.proto.indexes
@@ -145,9 +155,11 @@ class Encoder:
             from connector.encode._avro import encode_avro
             payloads, errors = encode_avro(st.avro, values, fast)
         elif self.fmt == "json":
+            assert st.json is not None  # _State builds the encoder of self.fmt
             out, errors = st.json.encode(values, fast)
             payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         else:
+            assert st.proto is not None
             out, errors = st.proto.encode(values, fast)
             payloads = out if isinstance(out, pa.Array) else pa.array(out, pa.binary())
         return _result(n, payloads, errors, pre_errors)
@@ -159,10 +171,10 @@ def _result(n: int, payloads: pa.Array, errors, pre_errors) -> EncodeResult:
     errs = np.full(n, None, object) if errors is None else \
         errors if isinstance(errors, np.ndarray) else np.asarray(errors, object)
     if pre_errors is not None:
-        bad = np.not_equal(pre_errors, None)
+        bad = np.not_equal(pre_errors, _NONE)
         errs = errs.copy()
         errs[bad] = pre_errors[bad]
-    bad = np.not_equal(errs, None).astype(bool)
+    bad = np.not_equal(errs, _NONE).astype(bool)
     if not bad.any():
         return EncodeResult(payloads, pa.nulls(n, pa.string()))
     payloads = pc.if_else(pa.array(bad), pa.nulls(n, pa.binary()), payloads)

@@ -97,9 +97,8 @@ def _fill(msg, desc, v: dict, path: str, pool) -> None:
             continue
         f = desc.fields_by_name[fname]
         p = f"{path}.{fname}"
-        target = getattr(msg, fname) if (is_map(f) or f.is_repeated or
-                                          f.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP)) else None
         if is_map(f):
+            target = getattr(msg, fname)
             kf, vf = f.message_type.fields_by_name["key"], f.message_type.fields_by_name["value"]
             for k, val in (x.items() if isinstance(x, dict) else x):
                 key = _scalar(kf, k, p)
@@ -110,6 +109,7 @@ def _fill(msg, desc, v: dict, path: str, pool) -> None:
                 else:
                     target[key] = _scalar(vf, val, f"{p}[{k!r}]")
         elif f.is_repeated:
+            target = getattr(msg, fname)
             if f.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 for i, item in enumerate(x):
                     if item is None:
@@ -117,8 +117,8 @@ def _fill(msg, desc, v: dict, path: str, pool) -> None:
                     _set_message(target.add(), f.message_type, item, f"{p}[{i}]", pool)
             else:
                 target.extend([_scalar(f, item, f"{p}[{i}]") for i, item in enumerate(x)])
-        elif target is not None:
-            _set_message(target, f.message_type, x, p, pool)
+        elif f.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
+            _set_message(getattr(msg, fname), f.message_type, x, p, pool)
         else:
             setattr(msg, fname, _scalar(f, x, p))
 

@@ -106,6 +106,38 @@ def test_recursive_ref_refused():
         build_decoder(Spec("json", tree), options=DecodeOptions())
 
 
+def test_non_string_format_is_ignored():
+    # found by mypy: a non-string "format" was used as a dict key (TypeError on a list)
+    assert parse_json_schema({"type": "string", "format": ["date"]}).kind == "string"
+
+
+@pytest.mark.parametrize("tree", [
+    {"type": {}}, {"type": [[], "string"]}, {"$ref": None}, {"properties": True},
+    {"oneOf": None}, "[" * 100_000, '{"items":' * 5_000 + "{}" + "}" * 5_000,
+])
+def test_malformed_schema_is_a_mapping_error(tree):
+    with pytest.raises(SchemaMappingError):
+        parse_json_schema(tree, max_depth=2)
+
+
+_keys = st.sampled_from(["type", "format", "$ref", "properties", "items", "oneOf", "anyOf", "enum",
+                         "additionalProperties", "$defs", "a"])
+_leaves = st.none() | st.booleans() | st.integers() | st.sampled_from(
+    ["#", "#/$defs/a", "#/properties/a", "string", "object", "array", "null", "integer", "date"])
+_schemas = st.recursive(_leaves, lambda c: st.lists(c, max_size=3) | st.dictionaries(_keys, c, max_size=4),
+                        max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_schemas)
+def test_any_json_value_maps_or_is_a_mapping_error(tree):
+    try:
+        node = parse_json_schema(tree, max_depth=2)
+    except SchemaMappingError:
+        return
+    assert isinstance(node.arrow, pa.DataType)
+
+
 def test_confluent_json_serializer_interop(registry):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.json_schema import JSONSerializer

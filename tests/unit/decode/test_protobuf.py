@@ -171,6 +171,29 @@ def test_recursive_message_refused():
         build_decoder(Spec("protobuf", "message {"), options=DecodeOptions())
 
 
+def _b64_file(name: str, *deps: str) -> str:
+    import base64
+
+    from google.protobuf import descriptor_pb2
+
+    fdp = descriptor_pb2.FileDescriptorProto(name=name, dependency=list(deps), syntax="proto3")
+    return base64.b64encode(fdp.SerializeToString()).decode()
+
+
+def test_descriptor_import_cycle_and_deep_chain_refused():
+    from connector.decode._protobuf_schema import compile_proto
+
+    # base64 descriptors (what Confluent registers) whose references import each other
+    refs = (("b.proto", _b64_file("b.proto", "a.proto")), ("a.proto", _b64_file("a.proto", "b.proto")))
+    with pytest.raises(SchemaMappingError, match="cycle"):
+        compile_proto(_b64_file("a.proto", "b.proto"), refs)
+    n = sys.getrecursionlimit() + 10  # each file imports the next: deeper than Python's stack
+    chain = tuple((f"f{i}.proto", _b64_file(f"f{i}.proto", f"f{i + 1}.proto")) for i in range(1, n)) \
+        + ((f"f{n}.proto", _b64_file(f"f{n}.proto")),)
+    with pytest.raises(SchemaMappingError, match="does not load"):
+        compile_proto(_b64_file("f0.proto", "f1.proto"), chain)
+
+
 def test_confluent_protobuf_serializer_interop(pb, registry):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer

@@ -227,3 +227,15 @@ def test_row_errors_match_the_reference(rows):
         assert (g is None) == (w is None)
         if g is not None:
             assert cls.FromString(g) == cls.FromString(w)
+
+
+@pytest.mark.parametrize("fmt", ["protobuf", "avro"])
+def test_schema_without_text_is_a_mapping_error(fmt):
+    # found by mypy: a Protobuf spec with no text failed with AttributeError on None.encode
+    from connector.errors import SchemaMappingError
+
+    class NoText:  # e.g. a registry schema whose text was not fetched
+        format, text = fmt, None
+
+    with pytest.raises(SchemaMappingError, match="no text"):
+        build_encoder(NoText())
