@@ -25,6 +25,9 @@ import dataclasses
 import json
 import logging
 import re
+from typing import Any
+
+from wireformat import Framing
 
 from connector.errors import ConfigError
 
@@ -32,9 +35,6 @@ __all__ = ["ResolvedSchema", "record_name", "resolve_schema"]
 
 log = logging.getLogger("asyncapi_kafka")
 
-_GUID = frozenset({"confluent-guid", "header-confluent", "glue"})
-_GLOBAL = frozenset({"apicurio-legacy", "header-apicurio-global"})
-_CONTENT = frozenset({"apicurio-new", "header-apicurio-content"})
 _VERSIONS_SCANNED = 50  # default mode: how many recent versions may match the document's schema
 
 
@@ -42,8 +42,8 @@ _VERSIONS_SCANNED = 50  # default mode: how many recent versions may match the d
 class ResolvedSchema:
     """The schema to encode with (document SchemaSpec or registry Schema) and the wire id."""
 
-    schema: object
-    wire_id: object          # int, or UUID text for GUID framings and Glue; None for framing none
+    schema: Any              # the document's SchemaSpec or the registry's Schema; None: bytes
+    wire_id: int | str | None  # int, or UUID text for GUID framings and Glue; None for framing none
     subject: str | None = None
     how: str = "document"
 
@@ -108,7 +108,7 @@ def _subject(opts, plan, topic: str | None, spec, is_key: bool, vendor: str | No
 
 
 def _wire_id(schema, framing: str, given=None):
-    if framing in _GUID:
+    if Framing(framing).has_guid:
         if schema.guid is None:
             raise ConfigError(f"framing {framing!r} frames with the schema's GUID, and the registry gave none "
                               f"for {schema!r}")
@@ -156,19 +156,19 @@ def resolve_schema(opts, plan, framing: str, registry_config, spec, *, topic: st
     if opts.use_schema_id is not None and not is_key:
         sid = opts.use_schema_id
         if "-" in sid:  # a UUID
-            if framing not in _GUID:
+            if not Framing(framing).has_guid:
                 raise ConfigError(f"'use.schema.id' {sid} is a UUID but framing {framing!r} frames integer ids")
             schema = client.get_schema_by_guid(sid)
             return ResolvedSchema(schema, schema.guid or sid, how="use.schema.id")
-        if framing in _GLOBAL:
+        if Framing(framing).id_kind == "global":
             schema = client.get_schema_by_global_id(int(sid))
-        elif framing in _CONTENT:
+        elif Framing(framing).id_kind == "content":
             schema = client.get_schema_by_content_id(int(sid))
         else:
             schema = client.get_schema_by_id(int(sid))
         return ResolvedSchema(schema, _wire_id(schema, framing, int(sid)), how="use.schema.id")
 
-    if framing in _GLOBAL:
+    if Framing(framing).id_kind == "global":
         raise ConfigError(f"framing {framing!r} frames Apicurio global ids, which the Confluent-compatible API "
                           "this sink registers and looks up through does not return: set 'use.schema.id' to "
                           "the artifact version's global id (or use apicurio-new / header-apicurio-content)")
@@ -197,7 +197,7 @@ def resolve_schema(opts, plan, framing: str, registry_config, spec, *, topic: st
             if framing != "glue":
                 raise ConfigError(f"an AWS Glue registry names schemas by version UUID; framing {framing!r} "
                                   "cannot carry it (use the glue framing)")
-        elif framing in _GUID:
+        elif Framing(framing).has_guid:
             wire = client.get_schema_by_id(sid).guid
         log.info("registered the document's %s schema under %s: id %s", what, subject, sid)
         return ResolvedSchema(spec, wire, subject, "auto.register.schemas")

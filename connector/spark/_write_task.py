@@ -44,6 +44,7 @@ def _encode(enc: Encoding, values: pa.Array, what: str, topic_of) -> tuple[pa.Ar
         if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
             values = values.cast(pa.binary())
         return values, None
+    assert enc.encoder is not None, "an Encoding in mode 'encode' has an encoder"
     res = enc.encoder.encode(values, what)
     _fail_rows(res.errors, what, topic_of)
     if enc.framing == "none":

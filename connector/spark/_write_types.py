@@ -4,11 +4,16 @@ import them without importing each other."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import WriterCommitMessage
 
 from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
+
+if TYPE_CHECKING:
+    from connector.asyncapi import ReadPlan
+    from connector.encode import Encoder
 
 __all__ = ["Encoding", "WriteSetup", "WriteCommit"]
 
@@ -18,9 +23,9 @@ class Encoding:
     """How one side (value or key) of the records is turned into bytes."""
 
     mode: str                     # "encode", "bytes" (binary/string passthrough), "none" (absent)
-    encoder: object = None        # connector.encode.Encoder
+    encoder: Encoder | None = None
     framing: str = "none"
-    schema_id: object = None
+    schema_id: int | str | None = None  # integer id, or GUID text for the GUID framings
     message_indexes: tuple | None = None
     compression: str | None = None
 
@@ -30,7 +35,7 @@ class WriteSetup:
     """Everything a write task needs. Picklable; secrets stay inside ``options``."""
 
     options: SourceOptions
-    plan: object                          # connector.asyncapi.ReadPlan
+    plan: ReadPlan
     value: Encoding
     key: Encoding
     value_column: str | None              # "value", or None: the message's fields are top-level columns
