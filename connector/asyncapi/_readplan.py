@@ -5,6 +5,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from wireformat import Framing
+
 from connector.errors import ConfigError
 
 from connector.asyncapi._schema import MessageSpec, SchemaSpec
@@ -22,14 +24,6 @@ def vendor_family(vendor: str | None) -> str | None:
     if vendor is None:
         return None
     return _VENDOR_FAMILY.get(vendor.lower(), _CONFLUENT_FAMILY)
-
-
-def _framing_value(value: str):
-    try:
-        from wireformat import Framing
-    except ImportError:
-        return value
-    return Framing(value)
 
 
 @functools.lru_cache(maxsize=256)
@@ -116,7 +110,7 @@ class ReadPlan:
     registry_name: str | None = None
     registry_region: str | None = None
 
-    def framing(self):
+    def framing(self) -> Framing:
         """The :class:`wireformat.Framing` the document implies.
 
         ==================================  ===========================  ==========================
@@ -148,26 +142,26 @@ class ReadPlan:
         loc, enc = self.schema_id_location, (self.schema_id_payload_encoding or "").strip().lower() or None
         family = self.registry_vendor
         if self.registry_url is None and loc is None and enc is None:
-            return _framing_value("none")
+            return Framing("none")
         if family == "aws-glue" or enc == "glue":
-            return _framing_value("glue")
+            return Framing("glue")
         if loc is None:
             loc = "header" if family == "apicurio" and enc is None else "payload"
         if loc == "header":
             if family == "apicurio" or (enc or "").startswith("apicurio"):
-                return _framing_value("header-apicurio-content" if enc == "apicurio-new"
+                return Framing("header-apicurio-content" if enc == "apicurio-new"
                                       else "header-apicurio-global")
-            return _framing_value("header-confluent")
+            return Framing("header-confluent")
         if enc == "apicurio-legacy" or (family == "apicurio" and enc in (None, "8")):
-            return _framing_value("apicurio-legacy")
+            return Framing("apicurio-legacy")
         if enc == "apicurio-new" or (family == "apicurio" and enc == "4"):
-            return _framing_value("apicurio-new")
+            return Framing("apicurio-new")
         if enc in (None, "confluent", "4"):
-            return _framing_value("confluent")
+            return Framing("confluent")
         if enc in ("16", "guid", "confluent-guid"):
-            return _framing_value("confluent-guid")
+            return Framing("confluent-guid")
         if enc == "8":
-            return _framing_value("apicurio-legacy")
+            return Framing("apicurio-legacy")
         raise ConfigError(f"schemaIdPayloadEncoding {self.schema_id_payload_encoding!r} is not supported "
                           "(confluent, 4, apicurio-legacy, apicurio-new); set the framing option explicitly")
 

@@ -117,7 +117,7 @@ def _channel_report(doc, summary: dict, server: str | None) -> dict:
                schema_id_location=plan.schema_id_location, lookup_strategy=plan.schema_lookup_strategy,
                group_id=plan.group_id, client_id=plan.client_id)
     try:
-        out["framing"] = str(getattr(plan.framing(), "value", plan.framing()))
+        out["framing"] = plan.framing().value
     except (AsyncApiKafkaError, ValueError) as e:
         out["framing_error"] = str(e)
     if plan.key_schema is not None:

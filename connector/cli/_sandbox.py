@@ -142,7 +142,7 @@ class Sandbox:
             where, why = plan.unresolved_schemas[0]
             report["skipped"] = f"schema at {where} not resolved: {why}"
             return
-        framing = str(getattr(plan.framing(), "value", plan.framing()))
+        framing = plan.framing().value
         options = {"asyncapi": self.document, "channel": name,
                    "kafka.bootstrap.servers": self.kafka.bootstrap_servers,
                    "kafka.security.protocol": "PLAINTEXT"}

@@ -135,7 +135,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     from connector.spark._write_schema import resolve_schema
 
     plan = _load_plan(opts)
-    framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
+    framing = opts.wire_format or plan.framing().value
     if framing == "auto":
         raise ConfigError("wireFormat 'auto' is for reading; a write needs one framing (the document's "
                           "bindings or the 'wireFormat' option)")
