@@ -1,11 +1,50 @@
 """Options and result types shared by every decoder."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-__all__ = ["DecodeOptions", "DecodeResult"]
+__all__ = ["DecodeOptions", "DecodeResult", "Mode"]
+
+
+class Mode(str, enum.Enum):
+    """What a read does with a malformed record (Spark's parse modes).
+
+    A ``str`` enum: ``Mode.PERMISSIVE == "PERMISSIVE"`` and option values keep working.
+
+    Examples
+    --------
+    >>> Mode.parse("permissive")
+    <Mode.PERMISSIVE: 'PERMISSIVE'>
+    >>> Mode.parse("DROPMALFORMED", allowed=(Mode.FAILFAST, Mode.PERMISSIVE))
+    Traceback (most recent call last):
+    ...
+    connector.errors.ConfigError: mode must be one of FAILFAST, PERMISSIVE, got 'DROPMALFORMED'
+    """
+
+    FAILFAST = "FAILFAST"
+    PERMISSIVE = "PERMISSIVE"
+    DROPMALFORMED = "DROPMALFORMED"
+
+    # The option spelling in messages and f-strings on every Python (3.12 changed Enum.__format__).
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @classmethod
+    def parse(cls, value: "str | Mode", allowed: "tuple[Mode, ...] | None" = None) -> "Mode":
+        """The mode named by ``value`` (any case); :class:`ConfigError` when unknown or not allowed."""
+        from connector.errors import ConfigError
+
+        choices = allowed or tuple(cls)
+        name = str(value).strip().upper()
+        if name not in choices:
+            raise ConfigError(f"mode must be one of {', '.join(choices)}, got {name!r}")
+        return cls(name)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import pytest
 
 from connector.decode import DecodeOptions, build_decoder
 from connector.errors import DecodeError
-from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline, uuid_strings
+from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
+from wireformat import uuid_strings
 from registry import Schema, SchemaType
 from wireformat import DEFAULT_LIMITS, encode_frame
 
