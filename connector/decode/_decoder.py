@@ -386,9 +386,6 @@ class RowBook:
         if values is not None:
             self.rescued = (self.rescued or []) + [(rows, values)]
 
-    def _ids(self) -> pa.Array:
-        return self.parsed.schema_id_column(text=True)
-
     def fail(self, rows: np.ndarray, msg: str) -> None:
         self.errors[rows] = msg
 
@@ -402,12 +399,12 @@ class RowBook:
         bad = np.not_equal(self.errors, None).astype(bool)
         rescued = None if self.rescued is None else scatter(self.n, self.rescued, pa.string())
         if not bad.any():
-            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids(), rescued)
+            return DecodeResult(values, pa.nulls(self.n, pa.string()), self.parsed, rescued)
         errors = pa.array(self.errors, pa.string())
         values = pc.if_else(pa.array(bad), pa.nulls(self.n, values.type), values)
         if rescued is not None:
             rescued = pc.if_else(pa.array(bad), pa.nulls(self.n, pa.string()), rescued)
-        return DecodeResult(values, errors, self._ids(), rescued)
+        return DecodeResult(values, errors, self.parsed, rescued)
 
 
 def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> Decoder:

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from wireformat import ParsedFrames
 
 __all__ = ["DecodeOptions", "DecodeResult", "Mode"]
 
@@ -108,8 +112,8 @@ class DecodeResult:
         One value per input row, of the decoder's ``arrow_type``; null on failed rows.
     errors : pa.StringArray
         Null where the row decoded, else the reason.
-    schema_ids : pa.StringArray or None
-        The writer schema id of each row as text (null where none).
+    parsed : wireformat.ParsedFrames or None
+        The frames that were decoded (the source of :attr:`schema_ids`).
     rescued : pa.StringArray or None
         With ``evolution="rescue"``: per row, a JSON object of the fields its writer has and
         the reader lacks (null where none); None in the other modes.
@@ -117,8 +121,14 @@ class DecodeResult:
 
     values: pa.Array
     errors: pa.StringArray
-    schema_ids: pa.StringArray | None = None
+    parsed: "ParsedFrames | None" = None
     rescued: pa.StringArray | None = None
+
+    @property
+    def schema_ids(self) -> pa.StringArray | None:
+        """The writer schema id of each row as text (null where none), computed on demand
+        by ``ParsedFrames.schema_id_column``: most callers never read it."""
+        return None if self.parsed is None else self.parsed.schema_id_column(text=True)
 
     def __len__(self) -> int:
         return len(self.values)

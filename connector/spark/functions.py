@@ -155,10 +155,22 @@ def _guess_format(text: str) -> str:
     return "json"
 
 
+def _inline(schema, fmt, message) -> _Spec:
+    """A schema given inline (text or a parsed dict) and its format (guessed when not given)."""
+    text = schema if isinstance(schema, str) else json.dumps(schema)
+    return _Spec((fmt or _guess_format(text)).lower(), text, message)
+
+
+def _subject_version(client, subject: str, version):
+    """The subject's given version, or its latest when ``version`` is None or "latest"."""
+    if version is None or str(version).lower() == "latest":
+        return client.get_latest(subject)
+    return client.get_version(subject, int(version))
+
+
 def _reader(schema, fmt, message, subject, sid, version, config):
     if schema is not None:
-        text = schema if isinstance(schema, str) else json.dumps(schema)
-        return _Spec((fmt or _guess_format(text)).lower(), text, message)
+        return _inline(schema, fmt, message)
     if config is None:
         raise ConfigError("from_registry needs a reader schema: pass schema=..., or schema_id=/subject= "
                           "together with registry_url= (or options={'schema.registry.url': ...})")
@@ -168,9 +180,7 @@ def _reader(schema, fmt, message, subject, sid, version, config):
     if sid is not None:
         return client.get_schema_by_id(int(sid))
     if subject:
-        if version is None or str(version).lower() == "latest":
-            return client.get_latest(subject)
-        return client.get_version(subject, int(version))
+        return _subject_version(client, subject, version)
     raise ConfigError("from_registry needs schema=, schema_id= or subject=")
 
 
@@ -397,10 +407,7 @@ _ID_FRAMINGS = ("confluent", "apicurio-new", "apicurio-legacy", "none")
 def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_register, use_latest,
                    normalize):
     """(schema used to encode, registry Schema or None, id to frame with)."""
-    inline = None
-    if schema is not None:
-        text = schema if isinstance(schema, str) else json.dumps(schema)
-        inline = _Spec((fmt or _guess_format(text)).lower(), text, message)
+    inline = _inline(schema, fmt, message) if schema is not None else None
     modes = [m for m, on in (("schema_id", sid is not None), ("use_latest_version", use_latest),
                              ("auto_register", auto_register)) if on]
     if len(modes) > 1:
@@ -420,7 +427,7 @@ def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_reg
     elif use_latest:
         if not subject:
             raise ConfigError("use_latest_version=True needs subject=")
-        reg = client.get_latest(subject) if version in (None, "latest") else client.get_version(subject, int(version))
+        reg = _subject_version(client, subject, version)
     else:
         if inline is None or not subject:
             raise ConfigError("auto_register=True needs schema= (the schema to register) and subject=")
