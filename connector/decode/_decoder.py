@@ -130,6 +130,8 @@ def json_title(text: str | None) -> str | None:
 
 
 _STATES = ProcessCache()
+# Writer names cached per decoder and process (distinct writer schemas x message paths).
+_MAX_NAMES = 4096
 
 
 class Decoder:
@@ -193,7 +195,8 @@ class Decoder:
         else:
             name = json_title(writer.text)
         with st.lock:
-            st.names[key] = name
+            if len(st.names) < _MAX_NAMES:  # paths come from record bytes: bound the cache
+                st.names[key] = name
         return name
 
     def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
