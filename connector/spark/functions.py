@@ -36,8 +36,8 @@ __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
 # The column functions have no DROPMALFORMED: a column expression cannot drop its row.
 _MODES = (Mode.FAILFAST, Mode.PERMISSIVE)
-_HEADER_FIELDS = (("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
-                  ("payload", pa.binary()), ("error", pa.string()))
+_HEADER_TYPE = pa.struct([("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
+                          ("payload", pa.binary()), ("error", pa.string())])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +57,7 @@ _LOOKUPS_LOCK = threading.Lock()
 def _lookup_for(config) -> Any:
     """Per-worker-process schema lookup; ``None`` config means writer = reader schema."""
     if config is None:
-        return _no_registry
+        return None  # decode_column then reads each payload with the reader schema
     key = (config, os.getpid())
     fn = _LOOKUPS.get(key)
     if fn is None:
@@ -66,10 +66,6 @@ def _lookup_for(config) -> Any:
         with _LOOKUPS_LOCK:
             fn = _LOOKUPS.setdefault(key, client_for(config).lookup)
     return fn
-
-
-def _no_registry(key):
-    return None  # the decoder then reads each payload with the reader schema
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +103,7 @@ class _DecodeJob:
 @dataclasses.dataclass(frozen=True)
 class _HeaderJob:
     framing: Framing
+    out_type: pa.DataType = _HEADER_TYPE
 
     def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
         from connector.decode import decode_column
@@ -114,8 +111,7 @@ class _HeaderJob:
         res = decode_column(values, framing=self.framing, decoder=None, headers=headers)
         parsed = res.parsed
         cols = [parsed.framing_names(), parsed.int_id, uuid_strings(parsed.guid), res.values, res.errors]
-        return pa.StructArray.from_arrays(cols, fields=[pa.field(n, t) for n, t in _HEADER_FIELDS],
-                                          mask=pc.is_null(res.raw))
+        return pa.StructArray.from_arrays(cols, fields=list(self.out_type), mask=pc.is_null(res.raw))
 
 
 def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
@@ -184,12 +180,11 @@ def _reader(schema, fmt, message, subject, sid, version, config):
     raise ConfigError("from_registry needs schema=, schema_id= or subject=")
 
 
-def _apply(job, col, headers, spark_type=None):
+def _apply(job, col, headers):
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.pandas.types import from_arrow_type
 
-    if spark_type is None:
-        spark_type = from_arrow_type(job.out_type)
+    spark_type = from_arrow_type(job.out_type)
     if headers is None:
         def run(values: pa.Array) -> pa.Array:
             return job.run(values)
@@ -338,14 +333,7 @@ def strip_header(col, wire_format: str = "auto", *, headers=None):
     >>> r.framing, r.schema_id, r.payload
     ('confluent', 7, b'abc')
     """
-    framing = _framing_of(wire_format, headers)
-    job = _HeaderJob(framing)
-    from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
-
-    spark_type = StructType([StructField("framing", StringType()), StructField("schema_id", LongType()),
-                             StructField("schema_guid", StringType()), StructField("payload", BinaryType()),
-                             StructField("error", StringType())])
-    return _apply(job, col, headers, spark_type)
+    return _apply(_HeaderJob(_framing_of(wire_format, headers)), col, headers)
 
 
 def schema_id(col, wire_format: str = "auto", *, headers=None):
