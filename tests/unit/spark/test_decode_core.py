@@ -103,3 +103,13 @@ def test_strip_header_null_input_is_a_null_struct_and_ids_are_typed():
                        "error": None}
     assert rows[2]["framing"] == "glue" and rows[2]["schema_guid"] == guid and rows[2]["schema_id"] is None
     assert rows[3]["error"].startswith("unknown magic byte") and rows[3]["payload"] is None
+
+
+def test_typed_pipeline_and_job_survive_pickling():
+    """Spark ships both to executors by pickle: the enums must come back as themselves."""
+    import pickle
+
+    p = pickle.loads(pickle.dumps(_pipeline(Mode.PERMISSIVE)))
+    assert p.mode is Mode.PERMISSIVE and p.framing is Framing.CONFLUENT
+    job = pickle.loads(pickle.dumps(_job(Mode.FAILFAST)))
+    assert job.mode is Mode.FAILFAST and job.run(pa.array([GOOD], pa.binary())).to_pylist() == [{"n": 1}]
