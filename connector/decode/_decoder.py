@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -116,6 +116,8 @@ class _State:
             self.arrow_type = self.json.arrow_type
             self.full_name = json_title(d.text)
         self.avro: dict[tuple, AvroCodec] = {}
+        # (writer text, writer refs, message path) -> the writer's own Decoder (schema evolution)
+        self.evolved: dict[tuple, Decoder] = {}
         # (writer text, writer refs, message path) -> record full name; see Decoder.writer_name
         self.names: dict[tuple, str | None] = {}
 
@@ -223,9 +225,9 @@ class Decoder:
 
     # -- schema evolution -----------------------------------------------------------------
     def _writer_decoder(self, writer, path: tuple) -> "Decoder":
-        key = ("evolution", writer.text, refs_of(writer), path)
+        key = (writer.text, refs_of(writer), path)
         st = self._state()
-        d = st.avro.get(key)
+        d = st.evolved.get(key)
         if d is None:
             import dataclasses
 
@@ -233,7 +235,7 @@ class Decoder:
             d = Decoder(self.fmt, writer.text, refs_of(writer), message,
                         dataclasses.replace(self.options, evolution="none"))
             with st.lock:
-                st.avro[key] = d
+                st.evolved[key] = d
         return d
 
     def new_fields(self, writer, path: tuple = ()) -> list[str]:
@@ -304,7 +306,8 @@ class Decoder:
         book.add_errors(rows, errs)
 
 
-def writer_groups(parsed, lookup: Callable[[Any], Any], fmt: str, book: "RowBook"):
+def writer_groups(parsed, lookup: Callable[[Any], Any], fmt: str,
+                  book: "RowBook") -> Iterator[tuple[Any, tuple, np.ndarray, str]]:
     """Yield ``(writer schema, message path, rows, label)`` per writer group of a batch.
 
     The one place that looks writer schemas up: ``lookup`` faults that are the record's
@@ -354,7 +357,8 @@ def raise_unless_records_fault(e: Exception, label: str) -> None:
         return
     # Other errors (a writer of the wrong format, SchemaMappingError) stay row errors.
     if isinstance(e, (RegistryError, ConfigError)):
-        e.add_note(f"while looking up writer schema id {label}")
+        if hasattr(e, "add_note"):  # Python 3.11+; on 3.10 the error goes up without the note
+            e.add_note(f"while looking up writer schema id {label}")
         raise e
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -60,7 +60,7 @@ class Pipeline:
     mode: Mode
     include_headers: bool
     value_shape: str
-    schema_id_kind: str  # "long" | "string" | "none"
+    schema_id_kind: Literal["long", "string", "none"]
     param_pattern: str | None
     param_names: tuple[str, ...]
     limits: Limits = DEFAULT_LIMITS

@@ -23,7 +23,7 @@ import dataclasses
 import json
 import os
 import threading
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,6 +31,11 @@ import pyarrow.compute as pc
 from connector.decode import Mode
 from connector.errors import ConfigError, DecodeError
 from wireformat import Framing, uuid_strings
+
+if TYPE_CHECKING:
+    from registry import RegistryConfig
+
+    from connector.decode import Decoder
 
 __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
@@ -54,7 +59,7 @@ _LOOKUPS: dict[tuple, Any] = {}
 _LOOKUPS_LOCK = threading.Lock()
 
 
-def _lookup_for(config) -> Any:
+def _lookup_for(config: "RegistryConfig | None") -> Callable[[Any], Any] | None:
     """Per-worker-process schema lookup; ``None`` config means writer = reader schema."""
     if config is None:
         return None  # decode_column then reads each payload with the reader schema
@@ -72,9 +77,9 @@ def _lookup_for(config) -> Any:
 class _DecodeJob:
     """Everything a worker needs to decode one batch (picklable primitives + a Decoder)."""
 
-    decoder: Any
+    decoder: "Decoder"
     framing: Framing
-    registry_config: Any
+    registry_config: "RegistryConfig | None"  # None: every row is read with the reader schema
     mode: Mode
     with_errors: bool
     protobuf_indexes: bool
