@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import uuid
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from wireformat._arrowbuf import binary_view, build_payload, fixed_head, validity_buffer
 from wireformat._confluent import INT_ID_BYTES, parse_guid, parse_int_id
@@ -25,7 +28,7 @@ from wireformat._headers import parse_header_id
 from wireformat._protobuf_index import build_index_lists, parse_indexes
 from wireformat._state import RowState
 
-__all__ = ["ParsedFrames", "parse_frames", "error_messages"]
+__all__ = ["ParsedFrames", "parse_frames", "error_messages", "uuid_strings"]
 
 _MAGIC = {Framing.CONFLUENT: 0, Framing.APICURIO_NEW: 0, Framing.APICURIO_LEGACY: 0,
           Framing.CONFLUENT_GUID: 1, Framing.GLUE: 3}
@@ -92,6 +95,50 @@ class ParsedFrames:
             return self.int_id.cast(pa.uint32())
         return self.int_id
 
+    def schema_id_column(self, *, text: bool) -> pa.Array:
+        """The schema id of every row as one column, null where a row has none.
+
+        Parameters
+        ----------
+        text : bool
+            False: ``int64`` (GUID rows are null). True: ``string``, GUIDs as canonical UUID
+            text and integer ids in decimal, the form :attr:`Framing.id_text` framings show.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> from wireformat import encode_frame, parse_frames
+        >>> pf = parse_frames(pa.array([encode_frame("confluent", 7, b"a"),
+        ...                             encode_frame("glue", "00000000-0000-0000-0000-000000000005", b"b")]),
+        ...                   "auto")
+        >>> pf.schema_id_column(text=False).to_pylist()
+        [7, None]
+        >>> pf.schema_id_column(text=True).to_pylist()
+        ['7', '00000000-0000-0000-0000-000000000005']
+        """
+        if not text:
+            return self.int_id
+        ints = self.int_id.cast(pa.string())
+        if self.guid.null_count == len(self.guid):
+            return ints
+        return pc.coalesce(uuid_strings(self.guid), ints)
+
+    def schema_id_at(self, row: int) -> int | str | None:
+        """The schema id of one row (an int, or UUID text for GUIDs): for error messages."""
+        value = self.int_id[row].as_py()
+        if value is not None:
+            return value
+        guid = self.guid[row].as_py()
+        return str(uuid.UUID(bytes=guid)) if guid else None
+
+    def framing_names(self) -> pa.Array:
+        """The :class:`Framing` value found per row as text; null where none was determined."""
+        names = pa.array([None] + [f.value for f in Framing if f.code != 0], pa.string())
+        codes = [0] + [f.code for f in Framing if f.code != 0]
+        lut = np.zeros(max(codes) + 1, np.int32)
+        lut[codes] = np.arange(len(codes), dtype=np.int32)
+        return names.take(pa.array(lut[self.framing]))
+
     def group_by_schema(self) -> list[tuple[SchemaKey, np.ndarray]]:
         """Row indices per distinct ``(framing, id)``, error rows excluded.
 
@@ -131,6 +178,41 @@ class ParsedFrames:
             for label, grp in zip(labels, np.split(rows[order], bounds)):
                 out.append(((fr, label), grp))
         return out
+
+
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+# Positions of the 32 hex digits inside the 36-character canonical UUID text.
+_DIGIT_POS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
+
+
+def uuid_strings(guid: pa.Array) -> pa.Array:
+    """Canonical UUID text for every row of a ``fixed_size_binary(16)`` array, vectorized.
+
+    Null rows stay null; sliced arrays are fine.
+
+    Examples
+    --------
+    >>> import uuid
+    >>> import pyarrow as pa
+    >>> uuid_strings(pa.array([uuid.UUID(int=1).bytes, None], pa.binary(16))).to_pylist()
+    ['00000000-0000-0000-0000-000000000001', None]
+    """
+    if not pa.types.is_fixed_size_binary(guid.type) or guid.type.byte_width != 16:
+        raise WireFormatError(f"uuid_strings needs fixed_size_binary(16), got {guid.type}")
+    n = len(guid)
+    if guid.null_count == n:
+        return pa.nulls(n, pa.string())
+    raw = np.frombuffer(guid.buffers()[1], dtype=np.uint8)[guid.offset * 16:(guid.offset + n) * 16].reshape(n, 16)
+    text = np.full((n, 36), ord("-"), dtype=np.uint8)
+    digits = np.empty((n, 32), dtype=np.uint8)
+    digits[:, 0::2] = _HEX[raw >> 4]
+    digits[:, 1::2] = _HEX[raw & 0x0F]
+    text[:, _DIGIT_POS] = digits
+    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * 36).tobytes())
+    validity = guid.buffers()[0]
+    if validity is not None and guid.offset:
+        validity = pc.is_valid(guid).buffers()[1]
+    return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(text.tobytes()), validity, guid.null_count)
 
 
 def error_messages(error_codes) -> pa.Array:

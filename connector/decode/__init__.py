@@ -39,10 +39,11 @@ Examples
 >>> dec.decode(frames, lookup=lambda key: None).values.to_pylist()
 [{'n': 5}]
 """
+from connector.decode._column import ColumnResult, as_binary, decode_column, first_error_row
 from connector.decode._decoder import Decoder, build_decoder
 from connector.decode._evolution import RESCUED_COLUMN, SchemaEvolutionError
 from connector.decode._multi import MultiDecoder, build_multi_decoder
-from connector.decode._options import DecodeOptions, DecodeResult
+from connector.decode._options import DecodeOptions, DecodeResult, Mode
 from connector.decode._protobuf_schema import (WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message,
                                                compile_proto, is_map)
 from connector.decode._avro_schema import Node, arrow_type_of, parse_avro, union_kind
@@ -50,7 +51,9 @@ from connector.decode._json_schema import JNode, parse_json_schema
 from connector.decode._decoder import json_title, refs_of, schema_format
 
 __all__ = ["build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "DecodeResult",
-           "DecodeOptions", "SchemaEvolutionError", "RESCUED_COLUMN", "compile_proto", "CompiledProto",
+           "DecodeOptions", "Mode", "SchemaEvolutionError",
+           # the decode core the source and the column functions share
+           "decode_column", "ColumnResult", "as_binary", "first_error_row", "RESCUED_COLUMN", "compile_proto", "CompiledProto",
            # the schema model the write path (connector.encode) shares with the decoders
            "Node", "arrow_type_of", "parse_avro", "union_kind", "JNode", "parse_json_schema",
            "WKT_JSON", "WKT_SCALARS", "is_map", "arrow_type_of_message", "schema_format", "refs_of",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +31,7 @@ from connector.decode._protobuf_schema import compile_proto
 from connector.errors import ConfigError, SchemaMappingError
 
 __all__ = ["Decoder", "build_decoder", "schema_format", "refs_of", "json_title", "label_of", "scatter", "row_groups",
-           "payloads_of", "RowBook", "_why"]
+           "payloads_of", "RowBook", "writer_groups", "fault_text"]
 
 _FORMATS = {"avro": "avro", "json": "json", "jsonschema": "json", "protobuf": "protobuf",
             "proto": "protobuf"}
@@ -116,6 +116,10 @@ class _State:
             self.arrow_type = self.json.arrow_type
             self.full_name = json_title(d.text)
         self.avro: dict[tuple, AvroCodec] = {}
+        # (writer text, writer refs, message path) -> the writer's own Decoder (schema evolution)
+        self.evolved: dict[tuple, Decoder] = {}
+        # (writer text, writer refs, message path) -> record full name; see Decoder.writer_name
+        self.names: dict[tuple, str | None] = {}
 
 
 def json_title(text: str | None) -> str | None:
@@ -128,6 +132,8 @@ def json_title(text: str | None) -> str | None:
 
 
 _STATES = ProcessCache()
+# Writer names cached per decoder and process (distinct writer schemas x message paths).
+_MAX_NAMES = 4096
 
 
 class Decoder:
@@ -171,15 +177,29 @@ class Decoder:
 
     # -- one group ----------------------------------------------------------------------
     def writer_name(self, writer, path: tuple) -> str | None:
-        """Full name of the record type a writer schema (and message-index path) carries."""
+        """Full name of the record type a writer schema (and message-index path) carries.
+
+        Parsed once per (writer schema, path) per process: every batch meets the same few.
+        """
         if writer is None:
             return self.full_name
+        st = self._state()
+        key = (writer.text, refs_of(writer), path)
+        try:
+            return st.names[key]
+        except KeyError:
+            pass
         if self.fmt == "avro":
-            return parse_avro(writer.text, max_depth=max(1, self.options.max_recursion_depth),
+            name = parse_avro(writer.text, max_depth=max(1, self.options.max_recursion_depth),
                               refs=tuple(t for _, t in refs_of(writer)))[0].name
-        if self.fmt == "protobuf":
-            return compile_proto(writer.text, refs_of(writer)).full_name_for_indexes(path)
-        return json_title(writer.text)
+        elif self.fmt == "protobuf":
+            name = compile_proto(writer.text, refs_of(writer)).full_name_for_indexes(path)
+        else:
+            name = json_title(writer.text)
+        with st.lock:
+            if len(st.names) < _MAX_NAMES:  # paths come from record bytes: bound the cache
+                st.names[key] = name
+        return name
 
     def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
         """Decode payloads that share a writer schema; returns (values, errors)."""
@@ -205,9 +225,9 @@ class Decoder:
 
     # -- schema evolution -----------------------------------------------------------------
     def _writer_decoder(self, writer, path: tuple) -> "Decoder":
-        key = ("evolution", writer.text, refs_of(writer), path)
+        key = (writer.text, refs_of(writer), path)
         st = self._state()
-        d = st.avro.get(key)
+        d = st.evolved.get(key)
         if d is None:
             import dataclasses
 
@@ -215,7 +235,7 @@ class Decoder:
             d = Decoder(self.fmt, writer.text, refs_of(writer), message,
                         dataclasses.replace(self.options, evolution="none"))
             with st.lock:
-                st.avro[key] = d
+                st.evolved[key] = d
         return d
 
     def new_fields(self, writer, path: tuple = ()) -> list[str]:
@@ -262,29 +282,40 @@ class Decoder:
         DecodeResult
             Never raises for bad payloads or writer schemas: those rows get error text.
         """
-        n = len(parsed)
-        st = self._state()
         book = RowBook(parsed)
-        parts = []
-        for key, rows in parsed.group_by_schema():
-            label = label_of(key)
-            book.set_ids(rows, key, label)
-            for path, sub in self._split(parsed, key, rows, lookup, book, label):
-                writer, path = path
-                book.rescue(sub, self.evolve(parsed, sub, writer, path, label))
-                try:
-                    vals, errs = self.decode_group(payloads_of(parsed, sub), writer, path, label)
-                except Exception as e:  # noqa: BLE001 - schema problems (SchemaMappingError)
-                    # and anything unforeseen become row errors: decode() never raises
-                    book.fail(sub, f"{self.fmt} decode failed for schema id {label}: "
-                                   f"{_why(e)}")
-                    continue
-                parts.append((sub, vals))
-                book.add_errors(sub, errs)
-        return book.result(scatter(n, parts, st.arrow_type))
+        parts: list = []
+        for writer, path, rows, label in writer_groups(parsed, lookup, self.fmt, book):
+            self.decode_rows(parsed, rows, writer, path, label, book, parts)
+        return book.result(scatter(len(parsed), parts, self._state().arrow_type))
 
-    def _split(self, parsed, key, rows, lookup, book, label):
-        """Yield ((writer schema, message path), rows) for one schema key."""
+    def decode_rows(self, parsed, rows: np.ndarray, writer, path: tuple, label: str, book: "RowBook",
+                    parts: list) -> None:
+        """Decode one writer group into ``parts`` (row indices, values) and ``book``.
+
+        Evolution runs outside the ``try``: ``failOnNewFields`` must stop the query, not mark
+        rows. Any other failure (SchemaMappingError, anything unforeseen) becomes the rows'
+        error: decode() never raises for data or writer schemas.
+        """
+        book.rescue(rows, self.evolve(parsed, rows, writer, path, label))
+        try:
+            vals, errs = self.decode_group(payloads_of(parsed, rows), writer, path, label)
+        except Exception as e:  # noqa: BLE001 - see above
+            book.fail(rows, f"{self.fmt} decode failed for schema id {label}: {fault_text(e)}")
+            return
+        parts.append((rows, vals))
+        book.add_errors(rows, errs)
+
+
+def writer_groups(parsed, lookup: Callable[[Any], Any], fmt: str,
+                  book: "RowBook") -> Iterator[tuple[Any, tuple, np.ndarray, str]]:
+    """Yield ``(writer schema, message path, rows, label)`` per writer group of a batch.
+
+    The one place that looks writer schemas up: ``lookup`` faults that are the record's
+    (an id the registry does not know, a schema of another format or one that cannot be
+    parsed) fail that group's rows in ``book``; others raise (``raise_unless_records_fault``).
+    """
+    for key, rows in parsed.group_by_schema():
+        label = label_of(key)
         writer = None
         # JSON too: the reader schema decodes, but an id the registry does not know, or one
         # of another format, marks the record as not written for this channel
@@ -295,17 +326,17 @@ class Decoder:
                 raise_unless_records_fault(e, label)
                 book.fail(rows, f"schema lookup failed for schema id {label}: "
                                 f"{type(e).__name__}: {e}")
-                return
+                continue
             try:
-                wfmt = schema_format(writer) if writer is not None else self.fmt
+                wfmt = schema_format(writer) if writer is not None else fmt
             except ConfigError as e:
                 book.fail(rows, f"schema id {label}: {e}")
-                return
-            if wfmt != self.fmt:
-                book.fail(rows, f"schema id {label} is {wfmt}, expected {self.fmt}")
-                return
-        for path, sub in row_groups(parsed, rows, self.fmt == "protobuf"):
-            yield (writer, path), sub
+                continue
+            if wfmt != fmt:
+                book.fail(rows, f"schema id {label} is {wfmt}, expected {fmt}")
+                continue
+        for path, sub in row_groups(parsed, rows, fmt == "protobuf"):
+            yield writer, path, sub, label
 
 
 def raise_unless_records_fault(e: Exception, label: str) -> None:
@@ -326,7 +357,8 @@ def raise_unless_records_fault(e: Exception, label: str) -> None:
         return
     # Other errors (a writer of the wrong format, SchemaMappingError) stay row errors.
     if isinstance(e, (RegistryError, ConfigError)):
-        e.add_note(f"while looking up writer schema id {label}")
+        if hasattr(e, "add_note"):  # Python 3.11+; on 3.10 the error goes up without the note
+            e.add_note(f"while looking up writer schema id {label}")
         raise e
 
 
@@ -339,7 +371,8 @@ def payloads_of(parsed, rows: np.ndarray) -> pa.Array:
     return payload.take(pa.array(rows))
 
 
-def _why(e: Exception) -> str:
+def fault_text(e: Exception) -> str:
+    """How a failed writer group is described in its rows' error text."""
     return str(e) if isinstance(e, SchemaMappingError) else f"{type(e).__name__}: {e}"
 
 
@@ -352,23 +385,13 @@ class RowBook:
         if (parsed.error != 0).any():
             from wireformat import error_messages
             self.errors[:] = error_messages(parsed.error).to_numpy(zero_copy_only=False)
-        self.id_codes = np.full(n, -1, np.int32)
-        self.labels: list[str] = []
+        self.parsed = parsed
         self.rescued: list[tuple[np.ndarray, pa.Array]] | None = None
 
     def rescue(self, rows: np.ndarray, values: pa.Array | None) -> None:
         """Record rescued JSON for ``rows`` (``None``: the group had nothing to rescue)."""
         if values is not None:
             self.rescued = (self.rescued or []) + [(rows, values)]
-
-    def set_ids(self, rows: np.ndarray, key, label: str) -> None:
-        if key[1] is not None:
-            self.id_codes[rows] = len(self.labels)
-            self.labels.append(label)
-
-    def _ids(self) -> pa.Array:
-        codes = pa.array(self.id_codes, mask=self.id_codes < 0)
-        return pa.DictionaryArray.from_arrays(codes, pa.array(self.labels, pa.string())).cast(pa.string())
 
     def fail(self, rows: np.ndarray, msg: str) -> None:
         self.errors[rows] = msg
@@ -383,12 +406,12 @@ class RowBook:
         bad = np.not_equal(self.errors, None).astype(bool)
         rescued = None if self.rescued is None else scatter(self.n, self.rescued, pa.string())
         if not bad.any():
-            return DecodeResult(values, pa.nulls(self.n, pa.string()), self._ids(), rescued)
+            return DecodeResult(values, pa.nulls(self.n, pa.string()), self.parsed, rescued)
         errors = pa.array(self.errors, pa.string())
         values = pc.if_else(pa.array(bad), pa.nulls(self.n, values.type), values)
         if rescued is not None:
             rescued = pc.if_else(pa.array(bad), pa.nulls(self.n, pa.string()), rescued)
-        return DecodeResult(values, errors, self._ids(), rescued)
+        return DecodeResult(values, errors, self.parsed, rescued)
 
 
 def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> Decoder:

@@ -5,12 +5,9 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
-from connector.decode._decoder import (
-    Decoder, RowBook, _why, build_decoder, label_of, payloads_of, raise_unless_records_fault, row_groups,
-    scatter, schema_format,
-)
+from connector.decode._decoder import Decoder, RowBook, build_decoder, fault_text, scatter, writer_groups
 from connector.decode._options import DecodeOptions, DecodeResult
-from connector.errors import ConfigError, SchemaMappingError
+from connector.errors import ConfigError
 
 __all__ = ["MultiDecoder", "build_multi_decoder"]
 
@@ -51,49 +48,25 @@ class MultiDecoder:
 
     def decode(self, parsed, lookup: Callable[[Any], Any]) -> DecodeResult:
         """Like :meth:`Decoder.decode`, routing each group to the reader of its type."""
-        n = len(parsed)
         book = RowBook(parsed)
         parts: dict[str, list] = {k: [] for k in self.decoders}
         any_d = next(iter(self.decoders.values()))
-        for key, rows in parsed.group_by_schema():
-            label = label_of(key)
-            book.set_ids(rows, key, label)
-            writer = None
-            if key[1] is not None:
-                try:
-                    writer = lookup(key)
-                    if schema_format(writer) != self.fmt:
-                        raise SchemaMappingError(f"schema is {schema_format(writer)}, expected {self.fmt}")
-                except Exception as e:  # noqa: BLE001 - the record's own fault → row errors
-                    raise_unless_records_fault(e, label)
-                    book.fail(rows, f"schema lookup failed for schema id {label}: "
-                                    f"{type(e).__name__}: {e}")
-                    continue
-            for path, sub in row_groups(parsed, rows, self.fmt == "protobuf"):
-                try:
-                    name = any_d.writer_name(writer, path)
-                    field = self._match(name)
-                except Exception as e:  # noqa: BLE001 - decode() never raises for data or schemas
-                    book.fail(sub, f"{self.fmt} decode failed for schema id {label}: {_why(e)}")
-                    continue
-                if field is None:
-                    if self.only is None:
-                        book.fail(sub, f"record type {name} of schema id {label} is not "
-                                       f"one of {sorted(self.decoders)}")
-                    continue
-                if self.only is not None and field not in self.only:
-                    continue
-                # outside the try: failOnNewFields must stop the query, not mark rows
-                book.rescue(sub, self.decoders[field].evolve(parsed, sub, writer, path, label))
-                try:
-                    vals, errs = self.decoders[field].decode_group(
-                        payloads_of(parsed, sub), writer, path, label)
-                except Exception as e:  # noqa: BLE001 - decode() never raises for data or schemas
-                    book.fail(sub, f"{self.fmt} decode failed for schema id {label}: "
-                                   f"{_why(e)}")
-                    continue
-                parts[field].append((sub, vals))
-                book.add_errors(sub, errs)
+        for writer, path, rows, label in writer_groups(parsed, lookup, self.fmt, book):
+            try:
+                name = any_d.writer_name(writer, path)
+            except Exception as e:  # noqa: BLE001 - decode() never raises for data or schemas
+                book.fail(rows, f"{self.fmt} decode failed for schema id {label}: {fault_text(e)}")
+                continue
+            field = self._match(name)
+            if field is None:
+                if self.only is None:
+                    book.fail(rows, f"record type {name} of schema id {label} is not "
+                                    f"one of {sorted(self.decoders)}")
+                continue
+            if self.only is not None and field not in self.only:
+                continue
+            self.decoders[field].decode_rows(parsed, rows, writer, path, label, book, parts[field])
+        n = len(parsed)
         children = [scatter(n, parts[k], d.arrow_type) for k, d in self.decoders.items()]
         return book.result(pa.StructArray.from_arrays(children, fields=list(self.arrow_type)))
 

@@ -1,11 +1,54 @@
 """Options and result types shared by every decoder."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-__all__ = ["DecodeOptions", "DecodeResult"]
+if TYPE_CHECKING:
+    from wireformat import ParsedFrames
+
+__all__ = ["DecodeOptions", "DecodeResult", "Mode"]
+
+
+class Mode(str, enum.Enum):
+    """What a read does with a malformed record (Spark's parse modes).
+
+    A ``str`` enum: ``Mode.PERMISSIVE == "PERMISSIVE"`` and option values keep working.
+
+    Examples
+    --------
+    >>> Mode.parse("permissive")
+    <Mode.PERMISSIVE: 'PERMISSIVE'>
+    >>> Mode.parse("DROPMALFORMED", allowed=(Mode.FAILFAST, Mode.PERMISSIVE))
+    Traceback (most recent call last):
+    ...
+    connector.errors.ConfigError: mode must be one of FAILFAST, PERMISSIVE, got 'DROPMALFORMED'
+    """
+
+    FAILFAST = "FAILFAST"
+    PERMISSIVE = "PERMISSIVE"
+    DROPMALFORMED = "DROPMALFORMED"
+
+    # The option spelling in messages and f-strings on every Python (3.12 changed Enum.__format__).
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @classmethod
+    def parse(cls, value: "str | Mode", allowed: "tuple[Mode, ...] | None" = None) -> "Mode":
+        """The mode named by ``value`` (any case); :class:`ConfigError` when unknown or not allowed."""
+        from connector.errors import ConfigError
+
+        choices = allowed or tuple(cls)
+        name = str(value).strip().upper()
+        if name not in choices:
+            raise ConfigError(f"mode must be one of {', '.join(choices)}, got {name!r}")
+        return cls(name)
 
 
 @dataclass(frozen=True)
@@ -69,8 +112,8 @@ class DecodeResult:
         One value per input row, of the decoder's ``arrow_type``; null on failed rows.
     errors : pa.StringArray
         Null where the row decoded, else the reason.
-    schema_ids : pa.StringArray or None
-        The writer schema id of each row as text (null where none).
+    parsed : wireformat.ParsedFrames or None
+        The frames that were decoded (the source of :attr:`schema_ids`).
     rescued : pa.StringArray or None
         With ``evolution="rescue"``: per row, a JSON object of the fields its writer has and
         the reader lacks (null where none); None in the other modes.
@@ -78,8 +121,14 @@ class DecodeResult:
 
     values: pa.Array
     errors: pa.StringArray
-    schema_ids: pa.StringArray | None = None
+    parsed: "ParsedFrames | None" = None
     rescued: pa.StringArray | None = None
+
+    @property
+    def schema_ids(self) -> pa.StringArray | None:
+        """The writer schema id of each row as text (null where none), computed on demand
+        by ``ParsedFrames.schema_id_column``: most callers never read it."""
+        return None if self.parsed is None else self.parsed.schema_id_column(text=True)
 
     def __len__(self) -> int:
         return len(self.values)

@@ -211,7 +211,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     if opts.include_headers:
         fields.append(StructField("headers", ArrayType(StructType([
             StructField("key", StringType(), True), StructField("value", BinaryType(), True)]), True), True))
-    schema_id_kind = "none" if framing == "none" else ("string" if Framing(framing).id_text else "long")
+    schema_id_kind = "none" if Framing(framing) is Framing.NONE else ("string" if Framing(framing).id_text else "long")
     if schema_id_kind != "none":
         fields.append(StructField(SCHEMA_ID_COLUMN, StringType() if schema_id_kind == "string" else LongType(), True))
     # Address parameters are columns whether or not the read pins them (channel.param.*): the
@@ -236,8 +236,9 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     is_proto = _is_protobuf(readers)
     pipeline = Pipeline(
         arrow_schema=arrow_schema, value_decoder=value_decoder, key_decoder=key_decoder,
-        framing=framing, key_framing=key_framing, key_as_string=key_as_string, mode=opts.mode,
-        include_headers=opts.include_headers, value_shape=opts.value_shape, schema_id_kind=schema_id_kind,
+        framing=Framing(framing), key_framing=Framing(key_framing), key_as_string=key_as_string,
+        mode=opts.mode, include_headers=opts.include_headers, value_shape=opts.value_shape,
+        schema_id_kind=schema_id_kind,
         param_pattern=plan.topic_pattern if param_names and not plan.topics else None,
         param_names=param_names, param_values=param_values,
         param_groups=tuple(getattr(plan, "param_groups", ()) or ()) if param_names else (),

@@ -23,19 +23,26 @@ import dataclasses
 import json
 import os
 import threading
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.decode import Mode
 from connector.errors import ConfigError, DecodeError
+from wireformat import Framing, uuid_strings
+
+if TYPE_CHECKING:
+    from registry import RegistryConfig
+
+    from connector.decode import Decoder
 
 __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
-_MODES = ("FAILFAST", "PERMISSIVE")
-_HEADER_FIELDS = (("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
-                  ("payload", pa.binary()), ("error", pa.string()))
+# The column functions have no DROPMALFORMED: a column expression cannot drop its row.
+_MODES = (Mode.FAILFAST, Mode.PERMISSIVE)
+_HEADER_TYPE = pa.struct([("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
+                          ("payload", pa.binary()), ("error", pa.string())])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,10 +59,10 @@ _LOOKUPS: dict[tuple, Any] = {}
 _LOOKUPS_LOCK = threading.Lock()
 
 
-def _lookup_for(config) -> Any:
+def _lookup_for(config: "RegistryConfig | None") -> Callable[[Any], Any] | None:
     """Per-worker-process schema lookup; ``None`` config means writer = reader schema."""
     if config is None:
-        return _no_registry
+        return None  # decode_column then reads each payload with the reader schema
     key = (config, os.getpid())
     fn = _LOOKUPS.get(key)
     if fn is None:
@@ -66,105 +73,56 @@ def _lookup_for(config) -> Any:
     return fn
 
 
-def _no_registry(key):
-    return None  # the decoder then reads each payload with the reader schema
-
-
 @dataclasses.dataclass(frozen=True)
 class _DecodeJob:
     """Everything a worker needs to decode one batch (picklable primitives + a Decoder)."""
 
-    decoder: Any
-    framing: str
-    registry_config: Any
-    mode: str
+    decoder: "Decoder"
+    framing: Framing
+    registry_config: "RegistryConfig | None"  # None: every row is read with the reader schema
+    mode: Mode
     with_errors: bool
     protobuf_indexes: bool
     out_type: pa.DataType  # the Arrow type Spark expects back
 
     def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
-        from wireformat import ErrorCode, parse_frames
+        from connector.decode import decode_column, first_error_row
 
-        values = _binary(values)
-        parsed = parse_frames(values, self.framing, headers=headers,
-                              protobuf_indexes=self.protobuf_indexes)
-        result = self.decoder.decode(parsed, _lookup_for(self.registry_config))
-        # A null input (tombstone) is a null output, not a malformed record.
-        null_in = parsed.error == ErrorCode.NULL_VALUE
-        errors = result.errors
-        if null_in.any():
-            errors = pc.if_else(pa.array(null_in), pa.nulls(len(errors), pa.string()), errors)
-        if self.mode == "FAILFAST" and errors.null_count < len(errors):
-            i = int(np.flatnonzero(pc.is_valid(errors).to_numpy(zero_copy_only=False))[0])
-            sid = result.schema_ids[i].as_py() if result.schema_ids is not None else None
-            raise DecodeError(
-                f"from_registry: malformed record at row {i} of the batch: {errors[i].as_py()}. "
-                "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True (error text per row)",
-                schema_id=sid)
-        value = result.values
+        res = decode_column(values, framing=self.framing, decoder=self.decoder,
+                            lookup=_lookup_for(self.registry_config), headers=headers,
+                            protobuf_indexes=self.protobuf_indexes)
+        if self.mode is Mode.FAILFAST:
+            i = first_error_row(res.errors)
+            if i is not None:
+                raise DecodeError(
+                    f"from_registry: malformed record at row {i} of the batch: {res.errors[i].as_py()}. "
+                    "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True (error text per row)",
+                    schema_id=res.parsed.schema_id_at(i))
         if self.with_errors:
             value_type = self.out_type.field(0).type
-            out = pa.StructArray.from_arrays([_cast(value, value_type), errors.cast(pa.string())],
-                                             fields=list(self.out_type))
-            return out
-        return _cast(value, self.out_type)
+            return pa.StructArray.from_arrays([_cast(res.values, value_type), res.errors],
+                                              fields=list(self.out_type))
+        return _cast(res.values, self.out_type)
 
 
 @dataclasses.dataclass(frozen=True)
 class _HeaderJob:
-    framing: str
+    framing: Framing
+    out_type: pa.DataType = _HEADER_TYPE
 
     def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
-        from wireformat import Framing, error_messages, parse_frames
+        from connector.decode import decode_column
 
-        values = _binary(values)
-        parsed = parse_frames(values, self.framing, headers=headers)
-        names = pa.array([None] + [f.value for f in Framing if f.code != 0], pa.string())
-        codes = [0] + [f.code for f in Framing if f.code != 0]
-        lut = np.zeros(max(codes) + 1, np.int32)
-        lut[codes] = np.arange(len(codes), dtype=np.int32)
-        framing = names.take(pa.array(lut[parsed.framing]))
-        int_id = parsed.int_id.cast(pa.int64())
-        cols = [framing, int_id, _guid_text(parsed.guid), parsed.payload, error_messages(parsed.error)]
-        mask = pc.is_null(values)
-        return pa.StructArray.from_arrays(cols, fields=[pa.field(n, t) for n, t in _HEADER_FIELDS],
-                                          mask=mask)
-
-
-def _binary(arr) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return arr if pa.types.is_binary(arr.type) else arr.cast(pa.binary())
+        res = decode_column(values, framing=self.framing, decoder=None, headers=headers)
+        parsed = res.parsed
+        cols = [parsed.framing_names(), parsed.int_id, uuid_strings(parsed.guid), res.values, res.errors]
+        return pa.StructArray.from_arrays(cols, fields=list(self.out_type), mask=pc.is_null(res.raw))
 
 
 def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     return arr if arr.type.equals(typ) else arr.cast(typ)
-
-
-_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-_DASHES = (8, 12, 16, 20)
-
-
-def _guid_text(guid: pa.Array) -> pa.Array:
-    """16-byte GUIDs → canonical 36-char UUID text, vectorized (null where no GUID)."""
-    n = len(guid)
-    if guid.null_count == n:
-        return pa.nulls(n, pa.string())
-    raw = np.frombuffer(guid.buffers()[1], np.uint8)[guid.offset * 16:(guid.offset + n) * 16].reshape(n, 16)
-    hexed = np.empty((n, 32), np.uint8)
-    hexed[:, 0::2] = _HEX[raw >> 4]
-    hexed[:, 1::2] = _HEX[raw & 15]
-    parts = np.split(hexed, [8, 12, 16, 20], axis=1)
-    dash = np.full((n, 1), ord("-"), np.uint8)
-    text = np.concatenate([parts[0], dash, parts[1], dash, parts[2], dash, parts[3], dash, parts[4]], axis=1)
-    offsets = np.arange(0, 36 * (n + 1), 36, dtype=np.int32)
-    validity = guid.buffers()[0]
-    if validity is not None and guid.offset:
-        validity = pc.is_valid(guid).buffers()[1]
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text.tobytes()), validity,
-                                       guid.null_count)
 
 
 # -- driver side --------------------------------------------------------------------------
@@ -198,10 +156,22 @@ def _guess_format(text: str) -> str:
     return "json"
 
 
+def _inline(schema, fmt, message) -> _Spec:
+    """A schema given inline (text or a parsed dict) and its format (guessed when not given)."""
+    text = schema if isinstance(schema, str) else json.dumps(schema)
+    return _Spec((fmt or _guess_format(text)).lower(), text, message)
+
+
+def _subject_version(client, subject: str, version):
+    """The subject's given version, or its latest when ``version`` is None or "latest"."""
+    if version is None or str(version).lower() == "latest":
+        return client.get_latest(subject)
+    return client.get_version(subject, int(version))
+
+
 def _reader(schema, fmt, message, subject, sid, version, config):
     if schema is not None:
-        text = schema if isinstance(schema, str) else json.dumps(schema)
-        return _Spec((fmt or _guess_format(text)).lower(), text, message)
+        return _inline(schema, fmt, message)
     if config is None:
         raise ConfigError("from_registry needs a reader schema: pass schema=..., or schema_id=/subject= "
                           "together with registry_url= (or options={'schema.registry.url': ...})")
@@ -211,18 +181,15 @@ def _reader(schema, fmt, message, subject, sid, version, config):
     if sid is not None:
         return client.get_schema_by_id(int(sid))
     if subject:
-        if version is None or str(version).lower() == "latest":
-            return client.get_latest(subject)
-        return client.get_version(subject, int(version))
+        return _subject_version(client, subject, version)
     raise ConfigError("from_registry needs schema=, schema_id= or subject=")
 
 
-def _apply(job, col, headers, spark_type=None):
+def _apply(job, col, headers):
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.pandas.types import from_arrow_type
 
-    if spark_type is None:
-        spark_type = from_arrow_type(job.out_type)
+    spark_type = from_arrow_type(job.out_type)
     if headers is None:
         def run(values: pa.Array) -> pa.Array:
             return job.run(values)
@@ -233,17 +200,15 @@ def _apply(job, col, headers, spark_type=None):
     return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
 
 
-def _framing_of(wire_format: str, headers) -> str:
-    """Validated framing name; header framings need the headers column."""
-    from wireformat import Framing
-
+def _framing_of(wire_format: str, headers) -> Framing:
+    """Validated framing; header framings need the headers column."""
     try:
-        framing = Framing(wire_format).value
+        framing = Framing(wire_format)
     except ValueError as e:
         raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
                           + ", ".join(f.value for f in Framing)) from e
-    if Framing(framing).in_header and headers is None:
-        raise ConfigError(f"wire_format {framing!r} reads the schema id from Kafka headers: pass headers=")
+    if framing.in_header and headers is None:
+        raise ConfigError(f"wire_format {framing.value!r} reads the schema id from Kafka headers: pass headers=")
     return framing
 
 
@@ -319,23 +284,19 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     """
     from connector.decode import DecodeOptions, build_decoder
 
-    mode = str(mode).upper()
-    if mode not in _MODES:
-        raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
-    from wireformat import Framing
-
+    mode = Mode.parse(mode, allowed=_MODES)
     framing = _framing_of(wire_format, headers)
     config = _registry_config(options, registry_url)
     reader = _reader(schema, format, message, subject, schema_id, version, config)
     decoder = build_decoder(reader, options=DecodeOptions(format=format, protobuf_message=message))
     if with_errors:
-        mode = "PERMISSIVE"
+        mode = Mode.PERMISSIVE
         out_type = pa.struct([pa.field("value", decoder.arrow_type), pa.field("error", pa.string())])
     else:
         out_type = decoder.arrow_type
     job = _DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode,
                      with_errors=with_errors,
-                     protobuf_indexes=decoder.fmt == "protobuf" and Framing(framing).carries_protobuf_indexes,
+                     protobuf_indexes=decoder.fmt == "protobuf" and framing.carries_protobuf_indexes,
                      out_type=_spark_arrow(out_type))
     return _apply(job, col, headers)
 
@@ -377,14 +338,7 @@ def strip_header(col, wire_format: str = "auto", *, headers=None):
     >>> r.framing, r.schema_id, r.payload
     ('confluent', 7, b'abc')
     """
-    framing = _framing_of(wire_format, headers)
-    job = _HeaderJob(framing)
-    from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
-
-    spark_type = StructType([StructField("framing", StringType()), StructField("schema_id", LongType()),
-                             StructField("schema_guid", StringType()), StructField("payload", BinaryType()),
-                             StructField("error", StringType())])
-    return _apply(job, col, headers, spark_type)
+    return _apply(_HeaderJob(_framing_of(wire_format, headers)), col, headers)
 
 
 def schema_id(col, wire_format: str = "auto", *, headers=None):
@@ -411,20 +365,21 @@ class _EncodeJob:
     schema_id: Any  # int id, or GUID text for GUID framings
     message_indexes: tuple | None
     compression: str | None
-    mode: str
+    mode: Mode
     with_errors: bool
 
     def run(self, values: pa.Array) -> pa.Array:
         from wireformat import frame_payloads
 
+        from connector.decode import first_error_row
         from connector.encode import EncodeError
 
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
         res = self.encoder.encode(values)
         errors = res.errors
-        if self.mode == "FAILFAST" and res.error_count:
-            i = int(np.flatnonzero(pc.is_valid(errors).to_numpy(zero_copy_only=False))[0])
+        i = first_error_row(errors) if self.mode == Mode.FAILFAST and res.error_count else None
+        if i is not None:
             raise EncodeError(f"to_registry: row {i} of the batch cannot be encoded: {errors[i].as_py()}. "
                               "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True "
                               "(error text per row)")
@@ -445,10 +400,7 @@ _ID_FRAMINGS = ("confluent", "apicurio-new", "apicurio-legacy", "none")
 def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_register, use_latest,
                    normalize):
     """(schema used to encode, registry Schema or None, id to frame with)."""
-    inline = None
-    if schema is not None:
-        text = schema if isinstance(schema, str) else json.dumps(schema)
-        inline = _Spec((fmt or _guess_format(text)).lower(), text, message)
+    inline = _inline(schema, fmt, message) if schema is not None else None
     modes = [m for m, on in (("schema_id", sid is not None), ("use_latest_version", use_latest),
                              ("auto_register", auto_register)) if on]
     if len(modes) > 1:
@@ -468,7 +420,7 @@ def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_reg
     elif use_latest:
         if not subject:
             raise ConfigError("use_latest_version=True needs subject=")
-        reg = client.get_latest(subject) if version in (None, "latest") else client.get_version(subject, int(version))
+        reg = _subject_version(client, subject, version)
     else:
         if inline is None or not subject:
             raise ConfigError("auto_register=True needs schema= (the schema to register) and subject=")
@@ -550,12 +502,10 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     """
     from connector.encode import EncodeOptions, build_encoder
 
-    mode = str(mode).upper()
-    if mode not in _MODES:
-        raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+    mode = Mode.parse(mode, allowed=_MODES)
     framing = _framing_of(wire_format, None)
-    if framing == "auto" or framing.startswith("header-"):
-        raise ConfigError(f"to_registry cannot write wire_format {framing!r}: pick confluent, "
+    if framing is Framing.AUTO or framing.in_header:
+        raise ConfigError(f"to_registry cannot write wire_format {framing.value!r}: pick confluent, "
                           "confluent-guid, glue, apicurio-new, apicurio-legacy or none")
     if compression not in (None, "none") and framing != "glue":
         raise ConfigError("compression applies only to wire_format='glue'")
@@ -575,7 +525,7 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     indexes = tuple(encoder.message_indexes) if encoder.message_indexes and \
         framing in ("confluent", "confluent-guid", "apicurio-new", "apicurio-legacy") else None
     if with_errors:
-        mode = "PERMISSIVE"
+        mode = Mode.PERMISSIVE
     job = _EncodeJob(encoder=encoder, framing=framing, schema_id=frame_id, message_indexes=indexes,
                      compression=compression if framing == "glue" else None, mode=mode,
                      with_errors=with_errors)
