@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wireformat import add_note
+
 from connector.process_cache import ProcessCache
 from connector.decode._avro import AvroCodec
 from connector.decode._avro_schema import arrow_type_of, parse_avro
@@ -30,6 +32,7 @@ from connector.decode._protobuf import ProtoCodec
 from connector.decode._protobuf_schema import compile_proto
 from connector.errors import ConfigError, SchemaMappingError
 
+_NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
 __all__ = ["Decoder", "build_decoder", "schema_format", "refs_of", "json_title", "label_of", "scatter", "row_groups",
            "payloads_of", "RowBook", "writer_groups", "fault_text"]
 
@@ -101,13 +104,14 @@ class _State:
         self.lock = threading.Lock()
         o = d.options
         self.reader_avro = self.reader_proto = self.json = None
+        text = d.text or ""  # build_decoder refuses Avro and Protobuf readers without text
         if d.fmt == "avro":
-            self.reader_avro, _ = parse_avro(d.text, max_depth=o.max_recursion_depth,
+            self.reader_avro, _ = parse_avro(text, max_depth=o.max_recursion_depth,
                                              refs=tuple(t for _, t in d.refs))
             self.arrow_type = arrow_type_of(self.reader_avro)
             self.full_name = self.reader_avro.name
         elif d.fmt == "protobuf":
-            self.reader_proto = ProtoCodec(compile_proto(d.text, d.refs),
+            self.reader_proto = ProtoCodec(compile_proto(text, d.refs),
                                            d.message or o.protobuf_message, o)
             self.arrow_type = self.reader_proto.arrow_type
             self.full_name = self.reader_proto.full_name
@@ -204,7 +208,7 @@ class Decoder:
     def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
         """Decode payloads that share a writer schema; returns (values, errors)."""
         st = self._state()
-        if self.fmt == "json":
+        if st.json is not None:
             return st.json.decode(payloads, label)
         if self.fmt == "protobuf":
             if writer is not None:
@@ -212,8 +216,10 @@ class Decoder:
                 if name != st.full_name:
                     raise SchemaMappingError(f"message type {name} does not match the reader's "
                                              f"{st.full_name}")
+            assert st.reader_proto is not None
             return st.reader_proto.decode(payloads, label)
         text = writer.text if writer is not None else self.text
+        assert text is not None and st.reader_avro is not None
         w_refs = tuple(t for _, t in (refs_of(writer) if writer is not None else self.refs))
         codec = st.avro.get((text, w_refs))
         if codec is None:
@@ -357,8 +363,7 @@ def raise_unless_records_fault(e: Exception, label: str) -> None:
         return
     # Other errors (a writer of the wrong format, SchemaMappingError) stay row errors.
     if isinstance(e, (RegistryError, ConfigError)):
-        if hasattr(e, "add_note"):  # Python 3.11+; on 3.10 the error goes up without the note
-            e.add_note(f"while looking up writer schema id {label}")
+        add_note(e, f"while looking up writer schema id {label}")
         raise e
 
 
@@ -399,11 +404,11 @@ class RowBook:
     def add_errors(self, rows: np.ndarray, errs: list) -> None:
         if errs.count(None) != len(errs):
             arr = np.array(errs, object)
-            bad = np.not_equal(arr, None)
+            bad = np.not_equal(arr, _NONE)
             self.errors[rows[bad]] = arr[bad]
 
     def result(self, values: pa.Array) -> DecodeResult:
-        bad = np.not_equal(self.errors, None).astype(bool)
+        bad = np.not_equal(self.errors, _NONE).astype(bool)
         rescued = None if self.rescued is None else scatter(self.n, self.rescued, pa.string())
         if not bad.any():
             return DecodeResult(values, pa.nulls(self.n, pa.string()), self.parsed, rescued)
@@ -440,6 +445,8 @@ def build_decoder(reader: Any, *, options: DecodeOptions = DecodeOptions()) -> D
         d = Decoder("json", None, (), None, options)
     else:
         fmt = schema_format(reader, options.format)
+        if fmt != "json" and not getattr(reader, "text", None):
+            raise SchemaMappingError(f"the {fmt} reader schema has no text")
         d = Decoder(fmt, getattr(reader, "text", None), refs_of(reader),
                     getattr(reader, "message_name", None), options)
     _ = d.arrow_type  # compile now so reader-schema problems surface on the driver

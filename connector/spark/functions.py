@@ -393,8 +393,6 @@ class _EncodeJob:
         return framed
 
 
-_GUID_FRAMINGS = ("confluent-guid", "glue")
-_ID_FRAMINGS = ("confluent", "apicurio-new", "apicurio-legacy", "none")
 
 
 def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_register, use_latest,
@@ -513,17 +511,18 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     used, reg = _writer_schema(schema, format, message, subject, schema_id, version, config,
                                auto_register, use_latest_version, normalize)
     encoder = build_encoder(used, fmt=format, options=EncodeOptions(format=format, protobuf_message=message))
-    if framing in _GUID_FRAMINGS:
+    if framing.has_guid:
         if not reg.guid:
             raise ConfigError(f"wire_format {framing!r} needs the schema's GUID, which this registry "
                               "does not give")
         frame_id = reg.guid
-    elif framing == "apicurio-legacy":
+    elif framing.id_kind == "global":
         frame_id = int(schema_id) if schema_id is not None else int(reg.id)
     else:
         frame_id = int(reg.id)
+    # Apicurio's Protobuf serde writes no Confluent message indexes (Framing says which do).
     indexes = tuple(encoder.message_indexes) if encoder.message_indexes and \
-        framing in ("confluent", "confluent-guid", "apicurio-new", "apicurio-legacy") else None
+        framing.carries_protobuf_indexes else None
     if with_errors:
         mode = Mode.PERMISSIVE
     job = _EncodeJob(encoder=encoder, framing=framing, schema_id=frame_id, message_indexes=indexes,

@@ -134,3 +134,20 @@ def test_guid_framings_read_back_with_auto(spark, registry_server, wire_format, 
     back = enc.select(from_registry("value", schema=json.dumps(schema), wire_format="auto",
                                     registry_url=registry_server.url).alias("r"))
     assert sorted((r.r.k, r.r.s) for r in back.collect()) == [(i, "x" * i) for i in range(20)]
+
+
+def test_protobuf_apicurio_framing_round_trips_without_confluent_indexes(spark, registry_server):
+    """Apicurio's Protobuf serde writes no Confluent message indexes; to_registry used to add
+    them for apicurio-new, so from_registry (and Apicurio consumers) read the index byte as data."""
+    from pyspark.sql.functions import struct
+
+    proto = 'syntax = "proto3"; package t; message A { int64 id = 1; string name = 2; }'
+    df = spark.createDataFrame([(i, f"n{i}") for i in range(20)], "id long, name string")
+    enc = df.select(to_registry(struct("id", "name"), schema=proto, format="protobuf", subject="pa-value",
+                                auto_register=True, registry_url=registry_server.url,
+                                wire_format="apicurio-new").alias("value"))
+    first = enc.first().value
+    assert first[0] == 0 and first[5:] == b"\x12\x02n0"  # 5-byte header, then field 2 (id 0 is omitted)
+    back = enc.select(from_registry("value", schema=proto, format="protobuf", wire_format="apicurio-new",
+                                    registry_url=registry_server.url).alias("r"))
+    assert sorted((r.r.id, r.r.name) for r in back.collect()) == [(i, f"n{i}") for i in range(20)]

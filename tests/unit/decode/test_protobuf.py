@@ -255,3 +255,15 @@ def test_fast_path_equals_per_row_reference(evs, corrupt):
     b, eb = ref.decode_group(binary(payloads), None, (), "1")
     assert [e is None for e in ea] == [e is None for e in eb]
     assert a.equals(b)
+
+
+@pytest.mark.parametrize("fmt", ["protobuf", "avro"])
+def test_reader_schema_without_text_is_a_schema_mapping_error(fmt):
+    from connector.decode import DecodeOptions, build_decoder
+    from connector.errors import SchemaMappingError
+
+    class Spec:
+        format, text = fmt, None
+
+    with pytest.raises(SchemaMappingError, match="no text"):
+        build_decoder(Spec(), options=DecodeOptions())
