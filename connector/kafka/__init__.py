@@ -30,6 +30,7 @@ from ._offsets import (
     EARLIEST,
     LATEST,
     OffsetSpec,
+    check_batch_start,
     offset_spec_from_options,
     parse_offsets_option,
     parse_strategy,
@@ -59,6 +60,7 @@ from ._tansu import TansuBroker, find_tansu
 
 __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
+    "check_batch_start",
     "EARLIEST", "LATEST",
     "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",
     "OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
