@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connector.errors import ConfigError
 from connector.options import OPTIONS, SourceOptions, is_secret_option, lookup, parse_any, parse_options
@@ -246,3 +249,41 @@ def test_tls_is_not_warned_at_parse(caplog):
     with caplog.at_level(logging.WARNING):
         parse_options({**BASE, "kafka.ssl.endpoint.identification.algorithm": "none"})
     assert not caplog.records
+
+
+# -- property tests against a reference ----------------------------------------------------------------
+
+_TOPIC = st.text(alphabet="abcxyz._-", min_size=1, max_size=8)
+_PARTS = st.dictionaries(st.integers(0, 1000), st.integers(-2, 2**62), min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_TOPIC, _PARTS, min_size=1, max_size=3))
+def test_starting_offsets_json_parses_to_the_reference(offsets):
+    text = json.dumps({t: {str(p): o for p, o in parts.items()} for t, parts in offsets.items()})
+    spec = parse_any({**BASE, "startingOffsets": text}).starting
+    assert spec.kind == "offsets"
+    assert spec.values == tuple(sorted((t, p, o) for t, parts in offsets.items() for p, o in parts.items()))
+    batch_ok = all(o != -1 for parts in offsets.values() for o in parts.values())
+    if batch_ok:
+        assert parse_any({**BASE, "startingOffsets": text}).for_scope(streaming=False).starting == spec
+    else:
+        with pytest.raises(ConfigError):
+            parse_any({**BASE, "startingOffsets": text}).for_scope(streaming=False)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.integers(-5, 10**12).map(str), st.text(max_size=6)), st.sampled_from(["", " ", "\t"]))
+def test_integer_options_match_the_reference(value, pad):
+    try:
+        reference = int(value.strip())
+    except ValueError:
+        reference = None
+    raw = pad + value + pad
+    if not raw.strip():
+        assert parse_any({**BASE, "maxBatchRows": raw}).max_batch_rows == 10_000
+    elif reference is not None and reference >= 1:
+        assert parse_any({**BASE, "maxBatchRows": raw}).max_batch_rows == reference
+    else:
+        with pytest.raises(ConfigError, match="'maxbatchrows' must be"):
+            parse_any({**BASE, "maxBatchRows": raw})
