@@ -146,6 +146,9 @@ class SourceOptions:
         """
         if direction not in ("read", "write"):
             raise ValueError(f"direction must be 'read' or 'write', got {direction!r}")
+        if self.streaming is not None and streaming != self.streaming:
+            # The offset defaults of the first scope are filled in: scope the unscoped parse instead.
+            raise ValueError(f"options already scoped for streaming={self.streaming}")
         for key in self.given:
             _check_scope(_option(key), direction, streaming)
         owned = OWNED_PRODUCER_SETTINGS if direction == WRITE else OWNED_KAFKA_SETTINGS

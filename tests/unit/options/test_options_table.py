@@ -204,6 +204,9 @@ def test_offsets_are_typed_at_parse_and_defaults_follow_the_scope():
     stream = any_.for_scope(streaming=True)
     assert stream.starting.kind == "latest" and stream.ending is None
     assert any_.for_scope(streaming=None).starting is None
+    assert batch.for_scope(streaming=False) == batch  # idempotent
+    with pytest.raises(ValueError, match="already scoped"):
+        batch.for_scope(streaming=True)  # would keep the batch default (earliest) on a stream
 
 
 def test_spark_precedence_and_strategy():
