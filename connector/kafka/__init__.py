@@ -29,6 +29,7 @@ from ._offsets import (
     EARLIEST,
     LATEST,
     OffsetSpec,
+    check_batch_start,
     offset_spec_from_options,
     parse_offsets_option,
     parse_strategy,
@@ -57,6 +58,7 @@ from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp
 
 __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
+    "check_batch_start",
     "EARLIEST", "LATEST",
     "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",
     "OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",

@@ -170,8 +170,18 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
                             bootstrap_servers: str | None = None,
                             plan_config: Iterable[tuple[str, str]] = (),
                             allow_group_id: bool = False,
-                            require_bootstrap: bool = True) -> dict[str, str]:
-    """Build and check the librdkafka configuration for the source.
+                            require_bootstrap: bool = True,
+                            owned: Mapping[str, str] | None = None,
+                            client_id: str | None = None,
+                            where: str = "the AsyncAPI document names no server",
+                            warn: bool = True) -> dict[str, str]:
+    """Build and check the librdkafka configuration: the one builder of the Spark read, the
+    Spark write and the CLI.
+
+    Document settings, then the user's ``kafka.*`` options (secrets included) on top;
+    ``security.protocol`` from the user drops the document's other security settings
+    (:func:`drop_document_security`); settings the source owns are refused with a reason;
+    ``user:password@`` is stripped from the bootstrap list; disabling TLS verification warns.
 
     Parameters
     ----------
@@ -187,6 +197,15 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
         Accept a user ``group.id`` (for clusters whose ACLs require a fixed group).
     require_bootstrap : bool
         Raise when no bootstrap servers are known.
+    owned : mapping of str to str, optional
+        The settings the client owns, with the reason shown when one is set: the reader's
+        :data:`OWNED_KAFKA_SETTINGS` (default) or the sink's ``OWNED_PRODUCER_SETTINGS``.
+    client_id : str, optional
+        ``client.id`` from the document's operation binding, unless the user sets one.
+    where : str
+        Completes "no Kafka bootstrap servers: ..." (which document server gave none).
+    warn : bool
+        Log the TLS warnings (executors rebuild a configuration the driver already checked).
 
     Returns
     -------
@@ -210,23 +229,26 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
             raise ConfigError(f"Kafka setting '{key}' cannot come from an AsyncAPI document; "
                               "set it as the source option 'kafka." + key + "' if you trust it")
     user = _norm((options or {}).items(), "the source options")
+    refused = OWNED_KAFKA_SETTINGS if owned is None else owned
     conf: dict[str, str] = {}
     if bootstrap_servers:
         conf["bootstrap.servers"] = bootstrap_servers
+    if client_id and "client.id" not in user:
+        conf["client.id"] = str(client_id)
     doc = drop_document_security(doc, user)
     for origin in (doc, user):
         for key, value in origin.items():
-            if key in OWNED_KAFKA_SETTINGS and not (key == "group.id" and allow_group_id):
-                raise ConfigError(f"Kafka option '{key}' is not supported: "
-                                  f"{OWNED_KAFKA_SETTINGS[key]}")
+            if key in refused and not (key == "group.id" and allow_group_id):
+                raise ConfigError(f"Kafka option '{key}' is not supported: {refused[key]}")
             conf[key] = value
     if conf.get("bootstrap.servers"):
         conf["bootstrap.servers"] = bootstrap_without_credentials(conf["bootstrap.servers"],
                                                                   "the Kafka bootstrap servers")
     if require_bootstrap and not conf.get("bootstrap.servers", "").strip():
-        raise ConfigError("no Kafka bootstrap servers: the AsyncAPI document names no server "
-                          "and the option 'kafka.bootstrap.servers' is not set")
-    warn_insecure_tls(conf)
+        raise ConfigError(f"no Kafka bootstrap servers: {where}; set the option "
+                          "'kafka.bootstrap.servers'")
+    if warn:
+        warn_insecure_tls(conf)
     return conf
 
 

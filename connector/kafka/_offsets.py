@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from connector.errors import ConfigError
 
-__all__ = ["OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "EARLIEST",
-           "LATEST", "STRATEGY_ERROR", "STRATEGY_LATEST"]
+__all__ = ["OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "check_batch_start",
+           "EARLIEST", "LATEST", "STRATEGY_ERROR", "STRATEGY_LATEST"]
 
 #: Sentinels in per-partition offset JSON (Kafka's ListOffsets values).
 EARLIEST = -2
@@ -116,6 +116,25 @@ def parse_strategy(value: str | None) -> str:
     return v
 
 
+def check_batch_start(spec: OffsetSpec) -> OffsetSpec:
+    """``spec`` if it can start a batch read; Spark's batch rule refuses a ``latest`` start
+    (the option, or -1 for a partition), which would read nothing.
+
+    Examples
+    --------
+    >>> check_batch_start(OffsetSpec("earliest")).kind
+    'earliest'
+    """
+    if spec.kind == "latest":
+        raise ConfigError("starting offset can't be latest for batch queries on Kafka")
+    if spec.kind == "offsets":
+        for topic, part, off in spec.values:
+            if off == LATEST:
+                raise ConfigError(f"starting offsets for {topic}-{part} can't be latest for "
+                                  "batch queries on Kafka")
+    return spec
+
+
 def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: str = "error",
                          batch: bool = False) -> OffsetSpec:
     """Parse one offset option of Spark's Kafka source.
@@ -159,9 +178,8 @@ def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: st
                 raise ConfigError("ending offset can't be earliest for batch queries on Kafka")
             return OffsetSpec("earliest", strategy=strategy, is_ending=is_ending)
         if v.lower() == "latest":
-            if batch and not is_ending:
-                raise ConfigError("starting offset can't be latest for batch queries on Kafka")
-            return OffsetSpec("latest", strategy=strategy, is_ending=is_ending)
+            spec = OffsetSpec("latest", strategy=strategy, is_ending=is_ending)
+            return check_batch_start(spec) if batch and not is_ending else spec
         values = _parse_partition_json(name, v, _EXAMPLE)
         for topic, part, off in values:
             if off < EARLIEST:
@@ -170,10 +188,8 @@ def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: st
             if is_ending and off == EARLIEST:
                 raise ConfigError(f"ending offset for {topic}-{part} can't be earliest for "
                                   "batch queries on Kafka")
-            if batch and not is_ending and off == LATEST:
-                raise ConfigError(f"starting offsets for {topic}-{part} can't be latest for "
-                                  "batch queries on Kafka")
-        return OffsetSpec("offsets", values, strategy=strategy, is_ending=is_ending)
+        spec = OffsetSpec("offsets", values, strategy=strategy, is_ending=is_ending)
+        return check_batch_start(spec) if batch and not is_ending else spec
     if key in ("startingtimestamp", "endingtimestamp"):
         return OffsetSpec("timestamp", timestamp=_parse_long(name, value), strategy=strategy,
                           is_ending=is_ending)

@@ -26,18 +26,13 @@ class KafkaInputPartition(InputPartition):
         return f"KafkaInputPartition({self.topic}-{self.partition} [{self.start}, {self.end}))"
 
 
-def offset_specs(setup: ReadSetup, *, default_start: str, default_end: str | None, batch: bool):
-    """Starting/ending offset specs with Spark's precedence: global timestamp, then the
-    per-partition timestamps, then offsets. Batch reads refuse a ``latest`` start, as Spark does."""
-    from connector.kafka import offset_spec_from_options
-
-    given = dict(setup.options.starting)
-    given.update(setup.options.ending)
-    given["startingoffsetsbytimestampstrategy"] = setup.options.timestamp_strategy
-    start = offset_spec_from_options(given, is_ending=False, default=default_start, batch=batch)
-    end = None if default_end is None else offset_spec_from_options(
-        given, is_ending=True, default=default_end, batch=batch)
-    return start, end
+def offset_specs(setup: ReadSetup):
+    """The starting and ending offset specs, parsed at ``load()`` and resolved for this kind of
+    read (``SourceOptions.for_scope``): Spark's precedence and defaults already applied."""
+    opts = setup.options
+    if opts.starting is None or opts.direction != "read" or opts.streaming is None:
+        raise RuntimeError("a reader needs options checked for its kind of read (SourceOptions.for_scope)")
+    return opts.starting, opts.ending
 
 
 def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end: int) -> Iterator[pa.RecordBatch]:
@@ -47,7 +42,7 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
     opts = setup.options
     pipeline = setup.pipeline
     lookup = setup.lookup()
-    for raw in read_range(setup.kafka_conf(), OffsetRange(topic, partition, start, end),
+    for raw in read_range(setup.kafka_conf(warn=False), OffsetRange(topic, partition, start, end),
                           batch_size=opts.max_batch_rows, include_headers=pipeline.needs_headers(),
                           fail_on_data_loss=opts.fail_on_data_loss,
                           poll_timeout_s=opts.poll_timeout_ms / 1000.0):
@@ -67,7 +62,7 @@ class BatchReader(DataSourceReader):
 
         setup = self.setup
         opts = setup.options
-        start_spec, end_spec = offset_specs(setup, default_start="earliest", default_end="latest", batch=True)
+        start_spec, end_spec = offset_specs(setup)
         reader = KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0)
         try:
             tps = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)

@@ -41,20 +41,17 @@ class ReadSetup:
     def topic_pattern(self) -> str | None:
         return None if self.plan.topics else self.plan.topic_pattern
 
-    def kafka_conf(self) -> dict[str, str]:
-        """librdkafka configuration, secrets included: build clients with it, never print it."""
-        from connector.kafka import drop_document_security
+    def kafka_conf(self, *, warn: bool = True) -> dict[str, str]:
+        """librdkafka configuration, secrets included: build clients with it, never print it.
 
-        user = self.options.kafka_settings()
+        ``warn=False`` on executors: the driver already logged the TLS warnings for this read."""
+        from connector.kafka import kafka_conf_from_options
+
         # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
         # one option to point a read at a local cluster (issue 17).
-        conf = drop_document_security(dict(self.base_kafka), user)
-        conf.update(user)
-        if not conf.get("bootstrap.servers"):
-            raise ConfigError(
-                f"no Kafka bootstrap servers: the document's server for channel '{self.plan.channel}' "
-                "gives none; set the option 'kafka.bootstrap.servers'")
-        return conf
+        return kafka_conf_from_options(
+            self.options.kafka_settings(), plan_config=self.base_kafka, warn=warn,
+            where=f"the document's server for channel '{self.plan.channel}' gives none")
 
     def lookup(self) -> Callable:
         """Schema lookup by wire-format key, through the per-process cached registry client."""
@@ -76,30 +73,9 @@ class ReadSetup:
 
 
 def _registry_config(opts: SourceOptions, plan) -> object | None:
-    from registry import RegistryConfig
+    from connector.options import registry_config_for
 
-    merged = {}
-    if plan.registry_vendor == "aws-glue":
-        # For Glue the binding's schemaRegistryUrl is the service endpoint (LocalStack, VPC
-        # endpoint, a regional URL), not a REST registry base.
-        merged["schema.registry.vendor"] = "aws-glue"
-        if plan.registry_url:
-            endpoint = plan.registry_url.split("?", 1)[0].rstrip("/")
-            merged["schema.registry.glue.endpoint.url"] = endpoint
-        if plan.registry_name:
-            merged["schema.registry.glue.registry.name"] = plan.registry_name
-        if plan.registry_region:
-            merged["schema.registry.glue.region"] = plan.registry_region
-    else:
-        if plan.registry_url:
-            merged["schema.registry.url"] = plan.registry_url
-        if plan.registry_vendor:
-            merged["schema.registry.vendor"] = plan.registry_vendor
-    merged.update(opts.registry_options())
-    if not merged.get("schema.registry.url") and merged.get("schema.registry.vendor") not in ("aws-glue", "glue"):
-        if not merged.get("schema.registry.file.path"):
-            return None
-    return RegistryConfig.from_options(merged)
+    return registry_config_for(opts.registry_options(), plan)
 
 
 def _reader_for_value(opts: SourceOptions, plan, registry_config, framing: str):
@@ -139,7 +115,6 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     from pyspark.sql.types import StructField, StructType
     from wireformat import Framing, Limits
 
-    _check_offset_options(opts)
     source = opts.asyncapi
     base_dir = None
     if "\n" not in source and os.path.exists(source):
@@ -253,19 +228,6 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         base_kafka["bootstrap.servers"] = plan.bootstrap_servers
     return ReadSetup(options=opts, plan=plan, registry_config=registry_config, pipeline=pipeline,
                      spark_schema_json=spark_schema.json(), base_kafka=tuple(sorted(base_kafka.items())))
-
-
-def _check_offset_options(opts: SourceOptions) -> None:
-    """Parse the offset options now, so a typo fails at ``load()`` rather than at the first
-    action (the readers parse them again with their batch/stream defaults)."""
-    from connector.kafka import offset_spec_from_options
-
-    given = dict(opts.starting)
-    given.update(opts.ending)
-    given["startingoffsetsbytimestampstrategy"] = opts.timestamp_strategy
-    offset_spec_from_options(given, is_ending=False, default="earliest", batch=False)
-    if opts.ending:
-        offset_spec_from_options(given, is_ending=True, default="latest", batch=True)
 
 
 def _param_names_as_documented(doc, params: dict) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource
 
-from connector.spark._options import parse_options
+from connector.options import parse_any
 
 __all__ = ["AsyncApiKafkaDataSource"]
 
@@ -30,23 +30,32 @@ class AsyncApiKafkaDataSource(DataSource):
 
     def __init__(self, options):
         super().__init__(options)
-        self._lenient = None
+        self._parsed = None
+        self._setup = None
 
     @classmethod
     def name(cls) -> str:
         return "asyncapi-kafka"
+
+    def _options(self, direction: str = "read"):
+        """Every option typed once (offset specs included), for a read or a write (one instance
+        serves one of them); batch vs stream is checked by ``for_scope`` without reparsing."""
+        if self._parsed is None or self._parsed.direction != direction:
+            self._parsed = parse_any(dict(self.options), direction=direction)
+        return self._parsed
 
     def _setup_for(self, streaming: bool | None):
         import dataclasses
 
         from connector.spark._setup import build_setup
 
-        if self._lenient is None:
-            self._lenient = build_setup(parse_options(dict(self.options), streaming=None))
+        if self._setup is None:  # the schema does not depend on batch vs stream
+            self._setup = build_setup(self._options().for_scope(streaming=None))
         if streaming is None:
-            return self._lenient
-        # Strict parse refuses batch-only options on a stream and the reverse.
-        return dataclasses.replace(self._lenient, options=parse_options(dict(self.options), streaming=streaming))
+            return self._setup
+        # The same parsed options, checked for this kind of read (refuses batch-only options on a
+        # stream and the reverse) with its offset defaults resolved.
+        return dataclasses.replace(self._setup, options=self._options().for_scope(streaming=streaming))
 
     def schema(self):
         return self._setup_for(None).spark_schema()
@@ -68,15 +77,15 @@ class AsyncApiKafkaDataSource(DataSource):
         if overwrite:
             raise ConfigError("Kafka topics are append-only: write with mode('append') (overwrite would need "
                               "to delete the topic's records)")
-        return BatchWriter(build_write_setup(
-            parse_options(dict(self.options), streaming=False, direction="write"), schema))
+        opts = self._options("write").for_scope(streaming=False, direction="write")
+        return BatchWriter(build_write_setup(opts, schema))
 
     def streamWriter(self, schema, overwrite: bool):
         from connector.spark._write import StreamWriter, build_write_setup
 
         # Complete/update output modes re-send their rows each micro-batch, as Spark's Kafka sink does.
-        return StreamWriter(build_write_setup(
-            parse_options(dict(self.options), streaming=True, direction="write"), schema))
+        opts = self._options("write").for_scope(streaming=True, direction="write")
+        return StreamWriter(build_write_setup(opts, schema))
 
     def __repr__(self) -> str:  # options may hold secrets: never show them
         return "AsyncApiKafkaDataSource(...)"

@@ -54,7 +54,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # PySpark asks twice on a fresh query and starts batch 0 from the second answer:
         # resolve once. 'latest' and 'earliest' stay symbolic (-1/-2), resolved per batch.
         if self._initial is None:
-            start_spec, _ = offset_specs(self.setup, default_start="latest", default_end=None, batch=False)
+            start_spec, _ = offset_specs(self.setup)
             tps = self._partitions_now()
             kind = getattr(start_spec, "kind", None)
             if kind == "latest":
@@ -160,7 +160,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         from connector.kafka import commit_offsets
 
         try:
-            commit_offsets(self.setup.kafka_conf(), group, off.from_json(end))
+            commit_offsets(self.setup.kafka_conf(warn=False), group, off.from_json(end))
         except Exception as e:  # noqa: BLE001 - monitoring only: never fail the query for it
             log.warning("could not commit offsets to group %s for lag monitoring: %s", group, e)
 

@@ -66,9 +66,9 @@ def _load_plan(opts: SourceOptions):
 
 
 def _registry_config(opts: SourceOptions, plan):
-    from connector.spark._setup import _registry_config as shared
+    from connector.options import registry_config_for
 
-    return shared(opts, plan)
+    return registry_config_for(opts.registry_options(), plan)
 
 
 def _value_spec(plan):
@@ -235,7 +235,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
     if getattr(plan, "bootstrap_servers", None):
         base_kafka["bootstrap.servers"] = plan.bootstrap_servers
-    if plan.client_id and "client.id" not in dict(opts.kafka):
+    if plan.client_id:  # the user's kafka.client.id wins (kafka_conf_from_options applies it last)
         base_kafka["client.id"] = str(plan.client_id)
     setup = WriteSetup(
         options=opts, plan=plan, value=value, key=key, value_column=value_column, value_fields=value_fields,

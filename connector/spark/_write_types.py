@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import WriterCommitMessage
 
-from connector.errors import ConfigError
 from connector.spark._options import SourceOptions
 
 if TYPE_CHECKING:
@@ -47,14 +46,13 @@ class WriteSetup:
     address_parts: tuple[tuple[str, str], ...]  # ("lit", text) / ("param", name) / ("fixed", value)
     base_kafka: tuple[tuple[str, str], ...]
 
-    def kafka_conf(self) -> dict[str, str]:
+    def kafka_conf(self, *, warn: bool = True) -> dict[str, str]:
         """Producer settings, secrets included: build clients with it, never print it."""
-        conf = dict(self.base_kafka)
-        conf.update(self.options.kafka_settings())
-        if not conf.get("bootstrap.servers"):
-            raise ConfigError(f"no Kafka bootstrap servers: the document's server for channel "
-                              f"'{self.plan.channel}' gives none; set the option 'kafka.bootstrap.servers'")
-        return conf
+        from connector.kafka import OWNED_PRODUCER_SETTINGS, kafka_conf_from_options
+
+        return kafka_conf_from_options(
+            self.options.kafka_settings(), plan_config=self.base_kafka, owned=OWNED_PRODUCER_SETTINGS, warn=warn,
+            where=f"the document's server for channel '{self.plan.channel}' gives none")
 
     def __repr__(self) -> str:
         return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={self.value.framing!r})"

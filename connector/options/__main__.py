@@ -1,0 +1,15 @@
+"""``python -m connector.options --markdown``: print the README's option tables."""
+from __future__ import annotations
+
+import argparse
+
+from connector.options._markdown import markdown_tables
+
+parser = argparse.ArgumentParser(prog="python -m connector.options",
+                                 description="The option table of the asyncapi-kafka source and sink.")
+parser.add_argument("--markdown", action="store_true", help="print the README's option tables")
+args = parser.parse_args()
+if args.markdown:
+    print(markdown_tables(), end="")
+else:
+    parser.print_help()

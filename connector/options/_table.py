@@ -1,0 +1,338 @@
+"""The option table: every option of the source and the sink, declared once.
+
+Each :class:`Option` names its documented spelling, the parser that types its value, the kinds
+of job that accept it (batch read, stream read, write), whether it holds a secret, the default
+shown in the docs and its meaning. :func:`connector.options.parse_options` is a loop over this
+table; the README's option tables are generated from it (``python -m connector.options
+--markdown``) and a unit test keeps them in sync.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from connector.errors import ConfigError
+from connector.kafka import OffsetSpec, parse_offsets_option
+
+__all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "MODES", "SHAPES",
+           "EVOLUTION_MODES", "lookup"]
+
+BATCH, STREAM, WRITE = "batch", "stream", "write"
+READ = frozenset({BATCH, STREAM})
+ALL = frozenset({BATCH, STREAM, WRITE})
+_WRITE = frozenset({WRITE})
+
+MODES = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
+SHAPES = ("struct", "flatten")
+EVOLUTION_MODES = {"none": "none", "rescue": "rescue", "failonnewfields": "failOnNewFields"}
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+Parser = Callable[["Option", str], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One option: how it is spelled, typed, scoped and documented.
+
+    Attributes
+    ----------
+    name : str
+        Documented spelling (Spark hands options over lowercased; :attr:`key` is that).
+        A name ending in ``<...>`` is a family: every option starting with :attr:`prefix`.
+    parse : callable
+        ``parse(option, raw_value) -> typed value``; raises :class:`ConfigError`.
+    scope : frozenset of str
+        Which of ``batch``, ``stream``, ``write`` accept it; the others refuse it at ``load()``.
+    field : str or None
+        The :class:`~connector.options.SourceOptions` attribute it fills; ``kafka``,
+        ``registry``, ``channel_params``, ``starting``/``ending`` collect several options.
+    secret : bool
+        The value is a secret (kept in ``SourceOptions.secrets``, never printed). The ``kafka.*``
+        family decides per setting with :func:`connector.kafka.is_secret_setting`.
+    default, doc : str
+        The default and the meaning, as the README shows them.
+    hidden : bool
+        Accepted but not documented (Spark's own ``checkpointLocation`` on stream writes).
+    """
+
+    name: str
+    parse: Parser
+    scope: frozenset[str]
+    field: str | None
+    secret: bool = False
+    default: str = ""
+    doc: str = ""
+    hidden: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
+
+    @property
+    def prefix(self) -> str | None:
+        """``"kafka."`` for ``kafka.<librdkafka setting>``; None for a plain option."""
+        return self.key[: self.key.index("<")] if "<" in self.key else None
+
+
+# -- parsers ---------------------------------------------------------------------------------
+def text(opt: Option, value: str) -> str:
+    return value.strip()
+
+
+def raw(opt: Option, value: str) -> str:
+    """Kept exactly as given (librdkafka and registry settings, address parameters)."""
+    return value
+
+
+def path(opt: Option, value: str) -> str:
+    return os.path.abspath(os.path.expanduser(value.strip()))
+
+
+def boolean(opt: Option, value: str) -> bool:
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise ConfigError(f"option '{opt.key}' must be true or false, got {value!r}")
+
+
+def integer(minimum: int = 1) -> Parser:
+    def parse(opt: Option, value: str) -> int:
+        try:
+            n = int(value.strip())
+        except ValueError:
+            raise ConfigError(f"option '{opt.key}' must be an integer, got {value!r}") from None
+        if n < minimum:
+            raise ConfigError(f"option '{opt.key}' must be >= {minimum}, got {n}")
+        return n
+    return parse
+
+
+def duration_ms(opt: Option, value: str) -> int:
+    v = value.strip().lower()
+    units = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+    for suffix in sorted(units, key=len, reverse=True):
+        if v.endswith(suffix) and v[: -len(suffix)].strip().isdigit():
+            return int(v[: -len(suffix)]) * units[suffix]
+    if v.isdigit():
+        return int(v)
+    raise ConfigError(f"option '{opt.name}' must be a duration like '30s', '5m' or milliseconds, got {value!r}")
+
+
+def choice(values: dict[str, str], message: str | None = None) -> Parser:
+    """One of ``values`` (matched case-insensitively, returned in its canonical spelling)."""
+    def parse(opt: Option, value: str) -> str:
+        v = value.strip().lower()
+        if v not in values:
+            raise ConfigError(message.format(name=opt.name, value=value) if message else
+                              f"option '{opt.name}' must be one of {', '.join(values.values())}, got {value!r}")
+        return values[v]
+    return parse
+
+
+def framing(opt: Option, value: str) -> str:
+    from wireformat import Framing
+
+    try:
+        return Framing(value.strip().lower()).value
+    except ValueError:
+        raise ConfigError(f"option '{opt.name}' must be one of {', '.join(f.value for f in Framing)}, "
+                          f"got {value!r}") from None
+
+
+def version(opt: Option, value: str) -> str:
+    v = value.strip().lower()
+    if v != "latest":
+        integer(1)(opt, v)
+    return v
+
+
+def schema_id_or_uuid(opt: Option, value: str) -> str:
+    sid = value.strip()
+    if sid.isdigit():
+        return sid
+    try:  # Glue and GUID framings name schemas by UUID
+        return str(uuid.UUID(sid))
+    except ValueError:
+        raise ConfigError(f"option '{opt.key}' must be a schema id (integer) or a schema version UUID, "
+                          f"got {sid!r}") from None
+
+
+def offsets(is_ending: bool) -> Parser:
+    """An offset option of Spark's Kafka source, parsed for any kind of read; the batch-only
+    rules (no ``latest`` start) are applied when the scope is known (``for_scope``)."""
+    def parse(opt: Option, value: str) -> OffsetSpec:
+        return parse_offsets_option(opt.key, value, is_ending=is_ending)
+    return parse
+
+
+_MODES = {m.lower(): m for m in MODES}
+_SHAPES = {s: s for s in SHAPES}
+_STRATEGY = {"error": "error", "latest": "latest"}
+_COMPRESSION = {"none": "none", "zlib": "zlib"}
+
+
+def _o(name: str, parse: Parser, scope: frozenset[str], field: str | None, default: str, doc: str,
+       **kw: Any) -> Option:
+    return Option(name, parse, scope, field, default=default, doc=doc, **kw)
+
+
+def _reg(suffix: str, default: str, doc: str, *, secret: bool = False) -> Option:
+    return Option("schema.registry." + suffix, raw, ALL, "registry", secret=secret, default=default, doc=doc)
+
+
+#: Every option, in the README's order.
+OPTIONS: tuple[Option, ...] = (
+    _o("asyncapi", text, ALL, "asyncapi", "(required)",
+       "AsyncAPI document: a file path, or the YAML/JSON text itself."),
+    _o("asyncapi.allowRemoteRefs", boolean, ALL, "allow_remote_refs", "false",
+       "Fetch remote (http/https) `$ref`s in the document."),
+    _o("asyncapi.refRoot", path, ALL, "ref_root", "the document's directory",
+       "Directory relative file `$ref`s may reach; widen it to an ancestor for documents that share files "
+       "through `../`."),
+    _o("channel", text, ALL, "channel", "",
+       "Channel to read (2.x: channel key; 3.x: channel id). One of channel/operation/message."),
+    _o("operation", text, ALL, "operation", "", "Operation id whose channel is read."),
+    _o("message", text, ALL, "message", "", "Message name: read only this message of the channel."),
+    _o("server", text, ALL, "server", "", "Server name from the document (needed when several Kafka servers match)."),
+    _o("channel.param.<name>", raw, ALL, "channel_params", "",
+       "Value of an address parameter; unset parameters match any topic."),
+    _o("topic", text, ALL, "topic", "",
+       "Topic to read for a channel without a usable address (`address: null`, or not a legal topic name); on a "
+       "templated address it must match the template and fills its parameters. Writes: the topic of every row "
+       "(overrides a `topic` column)."),
+    _o("kafka.bootstrap.servers", raw, ALL, "kafka", "from the document", "Overrides the server's bootstrap list."),
+    _o("kafka.<librdkafka setting>", raw, ALL, "kafka", "",
+       "Passed to librdkafka, except settings the source owns."),
+    _o("startingOffsets", offsets(False), READ, "starting", "earliest (batch), latest (stream)",
+       "earliest, latest (streams only), or JSON `{\"topic\":{\"0\":23,\"1\":-2}}`."),
+    _o("endingOffsets", offsets(True), frozenset({BATCH}), "ending", "latest",
+       "Batch only: latest or JSON `{\"topic\":{\"0\":50,\"1\":-1}}`."),
+    _o("startingTimestamp", offsets(False), READ, "starting", "",
+       "Start all partitions at the first offset with timestamp >= this (ms)."),
+    _o("endingTimestamp", offsets(True), frozenset({BATCH}), "ending", "",
+       "Batch only: end all partitions at this timestamp (ms)."),
+    _o("startingOffsetsByTimestamp", offsets(False), READ, "starting", "",
+       "JSON `{\"topic\":{\"0\":1700000000000}}` per partition."),
+    _o("endingOffsetsByTimestamp", offsets(True), frozenset({BATCH}), "ending", "", "Batch only: JSON per partition."),
+    _o("startingOffsetsByTimestampStrategy",
+       choice(_STRATEGY, "option '{name}' must be 'error' or 'latest'"), READ, "timestamp_strategy", "error",
+       "error or latest: when no offset matches a timestamp."),
+    _o("failOnDataLoss", boolean, READ, "fail_on_data_loss", "true",
+       "Fail when records are gone (aged out, partitions deleted); false warns."),
+    _o("minPartitions", integer(1), READ, "min_partitions", "",
+       "Split large offset ranges so that about this many Spark tasks read."),
+    _o("maxRecordsPerPartition", integer(1), READ, "max_records_per_partition", "",
+       "Split offset ranges so no task reads more records than this."),
+    _o("maxOffsetsPerTrigger", integer(1), frozenset({STREAM}), "max_offsets_per_trigger", "",
+       "Streaming: at most this many records per micro-batch, prorated by partition."),
+    _o("minOffsetsPerTrigger", integer(1), frozenset({STREAM}), "min_offsets_per_trigger", "",
+       "Streaming: wait for this many new records (up to maxTriggerDelay)."),
+    _o("maxTriggerDelay", duration_ms, frozenset({STREAM}), "max_trigger_delay_ms", "15m",
+       "Streaming: longest wait for minOffsetsPerTrigger."),
+    _o("includeHeaders", boolean, READ, "include_headers", "false",
+       "Add the Kafka headers column `array<struct<key,value>>`."),
+    _o("groupIdPrefix", text, READ, "group_id_prefix", "asyncapi-kafka",
+       "Prefix of the throwaway consumer group ids the source uses."),
+    _o("commitOffsetsToGroup", boolean, READ, "commit_offsets_to_group", "false",
+       "Streaming: commit processed offsets to the operation's groupId (monitoring only)."),
+    _o("kafkaConsumer.pollTimeoutMs", integer(1), READ, "poll_timeout_ms", "120000",
+       "How long an executor waits for records it knows exist."),
+    _o("fetchOffset.timeoutMs", integer(1), ALL, "fetch_timeout_ms", "30000",
+       "Driver timeout for metadata and offset look-ups."),
+    _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
+       "Rows per Arrow batch handed to Spark (bounds worker memory)."),
+    _o("mode", choice(_MODES), READ, "mode", "FAILFAST",
+       "FAILFAST, PERMISSIVE (null value + `_error` + `_raw_value`) or DROPMALFORMED."),
+    _o("wireFormat", framing, ALL, "wire_format", "from the document",
+       "confluent, confluent-guid, glue, apicurio-legacy, apicurio-new, header-confluent, header-apicurio-global, "
+       "header-apicurio-content, auto, none."),
+    _o("key.decode", boolean, READ, "decode_key", "true",
+       "Decode the key with the document's key schema; false keeps it binary."),
+    _o("valueShape", choice(_SHAPES, "option '{name}' must be one of struct, flatten"), READ, "value_shape",
+       "struct", "struct (one `value` column) or flatten (the value's fields as top-level columns)."),
+    _o("enumsAsInts", boolean, READ, "enums_as_ints", "false", "Protobuf enums as their numbers instead of names."),
+    _o("recursionDepth", integer(0), READ, "recursion_depth", "0",
+       "Cut recursive schemas at this depth (0 refuses them)."),
+    _o("schemaEvolutionMode", choice(EVOLUTION_MODES), ALL, "evolution_mode", "none",
+       "Fields a writer has and the reader lacks: `none` (dropped), `rescue` (JSON in `_rescued_data`) or "
+       "`failOnNewFields` (the query stops, naming the writer schema id)."),
+    _o("schema.subject", text, READ, "schema_subject", "",
+       "Pin the reader schema to this registry subject (latest or schema.version)."),
+    _o("schema.version", version, READ, "schema_version", "latest", "Version of schema.subject."),
+    _o("schema.id", integer(0), READ, "schema_id", "", "Pin the reader schema to this registry schema id."),
+    _o("schema.subject.strategy", text, ALL, "subject_strategy", "TopicNameStrategy",
+       "Subject name strategy used to find the latest schema."),
+    _o("schema.message", text, ALL, "schema_message", "",
+       "Protobuf reader message (full name, e.g. `shop.Refund`) when the reader schema declares several top-level "
+       "messages; without it such a schema fails at `load()` with the list of names. Records written as another "
+       "message are row errors."),
+    _reg("url", "the server binding's `schemaRegistryUrl`",
+         "Comma-separated URLs (failover in order), or `file:///dir` for a snapshot."),
+    _reg("vendor", "the binding's `schemaRegistryVendor`",
+         "confluent (also Karapace, Redpanda, Apicurio ccompat), apicurio, aws-glue, file."),
+    _reg("basic.auth.username", "", "Registry basic-auth user (with `schema.registry.basic.auth.password`)."),
+    _reg("basic.auth.password", "", "Registry basic-auth password; Spark's redaction hides it.", secret=True),
+    _reg("basic.auth.user.info", "",
+         "`user:password` (Confluent's spelling; Spark's default redaction does not recognise the name).",
+         secret=True),
+    _reg("bearer.auth.token", "", "Bearer token.", secret=True),
+    _reg("ssl.ca.location", "", "CA bundle for the registry's TLS certificate."),
+    _reg("ssl.certificate.location", "", "Client certificate for mTLS."),
+    _reg("ssl.key.location", "", "Client key for mTLS."),
+    _reg("ssl.key.password", "", "Password of the client key.", secret=True),
+    _reg("ssl.verify", "true", "`false` turns TLS verification off and logs a warning every time."),
+    _reg("connect.timeout.ms", "10000", "Connect timeout."),
+    _reg("request.timeout.ms", "30000", "Read timeout of one request."),
+    _reg("max.retries", "3", "Retries on connection errors and 408/429/5xx, full-jitter backoff."),
+    _reg("retry.backoff.ms", "100", "Base of the backoff."),
+    _reg("retry.backoff.max.ms", "5000", "Cap of one backoff."),
+    _reg("cache.max.entries", "unbounded", "Bound of the schema id cache."),
+    _reg("cache.latest.ttl.sec", "60", "TTL of latest-version answers."),
+    _reg("cache.notfound.ttl.sec", "30", "TTL of not-found answers."),
+    _reg("allow.private.addresses", "false", "Allow link-local / cloud-metadata registry hosts (refused by default)."),
+    _reg("apicurio.api.version", "auto", "Apicurio native API: v3, falling back to v2."),
+    _reg("glue.region", "", "AWS Glue registry region; credentials from the standard AWS chain."),
+    _reg("glue.registry.name", "", "AWS Glue registry name."),
+    _reg("glue.endpoint.url", "", "AWS Glue endpoint (LocalStack, a VPC endpoint)."),
+    _reg("glue.access.key.id", "", "Explicit AWS access key id (secret).", secret=True),
+    _reg("glue.secret.access.key", "", "Explicit AWS secret access key (secret).", secret=True),
+    _reg("glue.session.token", "", "Explicit AWS session token (secret).", secret=True),
+    _reg("file.path", "", "Snapshot directory (same as a `file://` URL)."),
+    _o("limits.maxRecordBytes", integer(1), READ, "max_record_bytes", "67108864", "Records larger than this are errors."),
+    _o("limits.maxDecompressedBytes", integer(1), READ, "max_decompressed_bytes", "134217728",
+       "Cap on one decompressed (Glue zlib) payload."),
+    # -- writes only (df.write / writeStream) --
+    _o("createTopics", boolean, _WRITE, "create_topics", "false",
+       "Create missing topics from the channel binding (partitions, replicas, topicConfiguration)."),
+    _o("auto.register.schemas", boolean, _WRITE, "auto_register", "false",
+       "Register the document's schema under the subject if absent."),
+    _o("use.latest.version", boolean, _WRITE, "use_latest_version", "false",
+       "Encode with, and frame with the id of, the subject's latest registered schema."),
+    _o("use.schema.id", schema_id_or_uuid, _WRITE, "use_schema_id", "",
+       "Encode with, and frame with, this registered schema (Glue and GUID framings: a UUID)."),
+    _o("normalize.schemas", boolean, _WRITE, "normalize_schemas", "false",
+       "Ask the registry to normalize the schema when registering."),
+    _o("glue.compression", choice(_COMPRESSION, "option '{name}' must be none or zlib, got {value!r}"), _WRITE,
+       "glue_compression", "none", "none or zlib, for the glue framing."),
+    # Spark hands a stream writer its own checkpointLocation among the options.
+    _o("checkpointLocation", raw, _WRITE, None, "", "", hidden=True),
+)
+
+_BY_KEY = {o.key: o for o in OPTIONS if o.prefix is None}
+_FAMILIES = tuple(o for o in OPTIONS if o.prefix is not None)
+
+
+def lookup(key: str) -> Option | None:
+    """The option a (lowercase) name is, exactly or as a member of a family; None if unknown."""
+    found = _BY_KEY.get(key)
+    if found is not None:
+        return found
+    if key.startswith("schema.registry."):
+        return None  # the registry's names are all listed: no family catches a typo
+    return next((o for o in _FAMILIES if key.startswith(o.prefix or "\0") and len(key) > len(o.prefix or "")), None)
