@@ -53,18 +53,21 @@ _GONE = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION,
 
 # ---------------------------------------------------------------------------- consumers
 
+#: Spark's Kafka source uses "spark-kafka-source"; ours names the connector.
+DEFAULT_GROUP_PREFIX = "asyncapi-kafka"
+
 _lock = threading.Lock()
 _pid = os.getpid()
 _stats = {"created": 0, "open": 0}
-_process_group = f"asyncapi-kafka-{uuid.uuid4()}-executor"
+_process_token = str(uuid.uuid4())  # one throwaway group per process (and prefix)
 
 
 def _check_pid() -> None:
-    global _pid, _process_group
+    global _pid, _process_token
     if os.getpid() != _pid:
         _stats.update(created=0, open=0)
         _pid = os.getpid()
-        _process_group = f"asyncapi-kafka-{uuid.uuid4()}-executor"
+        _process_token = str(uuid.uuid4())
 
 
 def consumer_stats() -> dict[str, int]:
@@ -74,11 +77,13 @@ def consumer_stats() -> dict[str, int]:
         return dict(_stats)
 
 
-def _consumer_conf(conf: Mapping[str, str], isolation_level: str) -> dict[str, str]:
+def _consumer_conf(conf: Mapping[str, str], isolation_level: str,
+                   group_prefix: str = DEFAULT_GROUP_PREFIX) -> dict[str, str]:
     c = {str(k): str(v) for k, v in conf.items()}
     with _lock:
         _check_pid()
-        c.setdefault("group.id", _process_group)
+        # Spark's shape: <groupIdPrefix>-<uuid>-executor (the source never commits to it)
+        c.setdefault("group.id", f"{group_prefix}-{_process_token}-executor")
     # Ranges are bounded, so a fetch that waits at the high watermark only delays the end of
     # a task: keep that wait short.
     c.setdefault("fetch.wait.max.ms", "50")
@@ -188,7 +193,8 @@ def _watermarks(consumer: Consumer, rng: OffsetRange, timeout: float) -> tuple[i
 def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 10000,
                include_headers: bool = True, fail_on_data_loss: bool = True,
                poll_timeout_s: float = 120.0, isolation_level: str | None = None,
-               logger: logging.Logger | None = None) -> Iterator[pa.RecordBatch]:
+               logger: logging.Logger | None = None,
+               group_prefix: str = DEFAULT_GROUP_PREFIX) -> Iterator[pa.RecordBatch]:
     """Read records ``[rng.start, rng.end)`` of one partition as Arrow record batches.
 
     Parameters
@@ -212,6 +218,9 @@ def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 1
         ``read_committed`` or ``read_uncommitted``; default: the ``isolation.level`` of
         ``conf``, else ``read_committed`` (the same rule as :class:`KafkaOffsetReader`, so
         planned ends and reads agree).
+    group_prefix : str
+        Prefix of the throwaway consumer group id (option ``groupIdPrefix``), for clusters
+        whose ACLs allow only some group names; a ``group.id`` in ``conf`` wins.
 
     Yields
     ------
@@ -233,7 +242,7 @@ def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 1
     if rng.end <= rng.start:
         return
     iso = isolation_level or conf.get("isolation.level") or "read_committed"
-    consumer = _open_consumer(_consumer_conf(conf, iso))
+    consumer = _open_consumer(_consumer_conf(conf, iso, group_prefix))
     try:
         yield from _read(consumer, rng, batch_size, include_headers, fail_on_data_loss,
                          poll_timeout_s, logger)

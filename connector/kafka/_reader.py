@@ -90,13 +90,13 @@ class KafkaOffsetReader:
     """
 
     def __init__(self, conf: Mapping[str, str], *, timeout_s: float = 30.0,
-                 isolation_level: str | None = None):
+                 isolation_level: str | None = None, group_prefix: str = "asyncapi-kafka"):
         c = dict(conf)
         if c.get("bootstrap.servers"):
             c["bootstrap.servers"] = bootstrap_without_credentials(str(c["bootstrap.servers"]),
                                                                    "the Kafka bootstrap servers")
         self._bootstrap = str(c.get("bootstrap.servers", ""))
-        c.setdefault("group.id", f"asyncapi-kafka-{uuid.uuid4()}-driver")
+        c.setdefault("group.id", f"{group_prefix}-{uuid.uuid4()}-driver")
         c["enable.auto.commit"] = "false"
         c["enable.partition.eof"] = "false"
         iso = isolation_level or c.get("isolation.level") or DEFAULT_ISOLATION_LEVEL
@@ -108,6 +108,7 @@ class KafkaOffsetReader:
         c.setdefault("allow.auto.create.topics", "false")
         self.timeout_s = float(timeout_s)
         self.isolation_level = iso
+        self.group_id = c["group.id"]  # throwaway (never committed to) unless the user set one
         try:
             self._consumer = Consumer(c, logger=_log)
         except KafkaException as e:

@@ -45,7 +45,8 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
     for raw in read_range(setup.kafka_conf(warn=False), OffsetRange(topic, partition, start, end),
                           batch_size=opts.max_batch_rows, include_headers=pipeline.needs_headers(),
                           fail_on_data_loss=opts.fail_on_data_loss,
-                          poll_timeout_s=opts.poll_timeout_ms / 1000.0):
+                          poll_timeout_s=opts.poll_timeout_ms / 1000.0,
+                          group_prefix=opts.group_id_prefix):
         out = pipeline.process(raw, lookup)
         if out is not None and out.num_rows:
             yield out
@@ -63,7 +64,8 @@ class BatchReader(DataSourceReader):
         setup = self.setup
         opts = setup.options
         start_spec, end_spec = offset_specs(setup)
-        reader = KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0)
+        reader = KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0,
+                                   group_prefix=opts.group_id_prefix)
         try:
             tps = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)
             start = reader.resolve(start_spec, tps)

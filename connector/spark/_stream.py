@@ -39,7 +39,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         if self._offset_reader is None:
             self._offset_reader = KafkaOffsetReader(
-                self.setup.kafka_conf(), timeout_s=self.setup.options.fetch_timeout_ms / 1000.0)
+                self.setup.kafka_conf(), timeout_s=self.setup.options.fetch_timeout_ms / 1000.0,
+                group_prefix=self.setup.options.group_id_prefix)
         return self._offset_reader
 
     def _partitions_now(self):
