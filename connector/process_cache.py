@@ -6,11 +6,12 @@ forked worker never uses a parent's objects.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
-from typing import Callable, Hashable, TypeVar
+from typing import Any, Callable, Hashable, TypeVar
 
-__all__ = ["ProcessCache"]
+__all__ = ["ProcessCache", "SchemaBound"]
 
 T = TypeVar("T")
 
@@ -41,3 +42,21 @@ class ProcessCache:
                 if item is None:
                     item = self._items[k] = build()
         return item  # type: ignore[return-value]
+
+
+class SchemaBound:
+    """Base of :class:`connector.decode.Decoder` and :class:`connector.encode.Encoder`: what
+    pickles (format, schema text, references, message name, options) and the key of the
+    objects compiled from it in each process (:class:`ProcessCache`)."""
+
+    _PICKLED = ("fmt", "text", "refs", "message", "options", "_key")
+
+    def __init__(self, fmt: str, text: str | None, refs: tuple, message: str | None, options: Any):
+        self.fmt, self.text, self.refs, self.message, self.options = fmt, text, refs, message, options
+        self._key = hashlib.sha256(repr((fmt, text, refs, message, options)).encode()).hexdigest()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._PICKLED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)

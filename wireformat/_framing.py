@@ -53,6 +53,13 @@ class Framing(str, enum.Enum):
     HEADER_APICURIO_CONTENT = "header-apicurio-content"
     NONE = "none"
 
+    # The option spelling in messages and f-strings on every Python (3.12 changed Enum.__format__).
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
     @property
     def code(self) -> int:
         """Per-row ``uint8`` code of this framing (``AUTO`` is 0: not determined)."""

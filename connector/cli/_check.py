@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from registry import RegistryConfig, RegistryError, SchemaNotFound, make_backend, redact_url
+from registry import RegistryError, SchemaNotFound, make_backend, redact_url
 
 from connector.asyncapi import plan_read
 from connector.cli._check_kafka import BrokerCheck
 from connector.cli._common import _Report, add_ref_root_argument, open_document, record_full_name, subject_for
 from connector.errors import AsyncApiKafkaError, ConfigError
+from connector.options import registry_config_for
 
 __all__ = ["add_check_arguments", "check_command", "subject_for", "record_full_name"]
 
@@ -156,17 +157,17 @@ class _Registry:
 
     @classmethod
     def build(cls, plan, args, reg_opts: dict, timeout: float, report: _Report):
-        url = args.registry_url or plan.registry_url
-        if not url:
-            return None
-        opts = {"schema.registry.url": url, **reg_opts}
-        if plan.registry_vendor:
-            opts.setdefault("schema.registry.vendor", plan.registry_vendor)
+        opts = dict(reg_opts)
+        if args.registry_url:
+            opts["schema.registry.url"] = args.registry_url
         opts.setdefault("schema.registry.connect.timeout.ms", str(int(timeout * 1000)))
         opts.setdefault("schema.registry.request.timeout.ms", str(int(timeout * 1000)))
-        shown = redact_url(url)
+        # the same builder as the source and the sink: the document's registry under the options
+        shown = redact_url(args.registry_url or plan.registry_url or "") or "registry"
         try:
-            config = RegistryConfig.from_options(opts)
+            config = registry_config_for(opts, plan)
+            if config is None:
+                return None
             if config.vendor not in ("confluent", "apicurio"):
                 report.line("warn", "registry", f"{shown}: subject checks need a Confluent-compatible REST "
                                                 f"registry; vendor {config.vendor!r} is not checked")

@@ -11,7 +11,6 @@ lacks take the reader's default (Avro) or are null/default (Protobuf, JSON).
 """
 from __future__ import annotations
 
-import hashlib
 import threading
 import uuid
 from typing import Any, Callable, Iterator
@@ -22,7 +21,7 @@ import pyarrow.compute as pc
 
 from wireformat import add_note
 
-from connector.process_cache import ProcessCache
+from connector.process_cache import ProcessCache, SchemaBound
 from connector.decode._avro import AvroCodec
 from connector.decode._avro_schema import arrow_type_of, parse_avro
 from connector.decode._json import JsonCodec
@@ -140,7 +139,7 @@ _STATES = ProcessCache()
 _MAX_NAMES = 4096
 
 
-class Decoder:
+class Decoder(SchemaBound):
     """Decodes framed Kafka payloads to one Arrow column of a type fixed at planning time.
 
     Build with :func:`build_decoder`. Picklable: holds the reader schema text and options;
@@ -155,16 +154,7 @@ class Decoder:
     StructType(struct<a: int64>)
     """
 
-    def __init__(self, fmt: str, text: str | None, refs: tuple, message: str | None,
-                 options: DecodeOptions):
-        self.fmt, self.text, self.refs, self.message, self.options = fmt, text, refs, message, options
-        self._key = hashlib.sha256(repr((fmt, text, refs, message, options)).encode()).hexdigest()
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in ("fmt", "text", "refs", "message", "options", "_key")}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
+    options: DecodeOptions
 
     def _state(self) -> _State:
         return _STATES.get(self._key, lambda: _State(self))

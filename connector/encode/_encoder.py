@@ -6,14 +6,13 @@ schemas and encoders live in a per-process cache, built on first use.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.process_cache import ProcessCache
+from connector.process_cache import ProcessCache, SchemaBound
 from connector.decode import refs_of, schema_format
 from connector.encode._coerce import ValueFitError, coerce
 from connector.encode._options import EncodeError, EncodeOptions, EncodeResult
@@ -71,7 +70,7 @@ class _State:
 _STATES = ProcessCache()
 
 
-class Encoder:
+class Encoder(SchemaBound):
     """Encodes one Arrow column (of :attr:`arrow_type`) into Avro / JSON / Protobuf payloads.
 
     Build with :func:`build_encoder`. Picklable: holds the schema text and options only.
@@ -88,16 +87,7 @@ class Encoder:
     [b'\\x02', None]
     """
 
-    def __init__(self, fmt: str, text: str | None, refs: tuple, message: str | None,
-                 options: EncodeOptions):
-        self.fmt, self.text, self.refs, self.message, self.options = fmt, text, refs, message, options
-        self._key = hashlib.sha256(repr((fmt, text, refs, message, options)).encode()).hexdigest()
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in ("fmt", "text", "refs", "message", "options", "_key")}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
+    options: EncodeOptions
 
     def __repr__(self):
         return f"Encoder({self.fmt}, message={self.message!r})"

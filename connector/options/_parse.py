@@ -17,6 +17,9 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from wireformat import Framing
+
+from connector.decode import Mode
 from connector.errors import ConfigError
 from connector.kafka import (
     OWNED_KAFKA_SETTINGS,
@@ -88,8 +91,8 @@ class SourceOptions:
     poll_timeout_ms: int = 120_000
     fetch_timeout_ms: int = 30_000
     max_batch_rows: int = 10_000
-    mode: str = "FAILFAST"
-    wire_format: str | None = None
+    mode: Mode = Mode.FAILFAST
+    wire_format: Framing | None = None
     decode_key: bool = True
     value_shape: str = "struct"
     enums_as_ints: bool = False
@@ -224,7 +227,7 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
     Examples
     --------
     >>> parse_any({"asyncapi": "doc.yaml", "channel": "orders", "mode": "permissive"}).mode
-    'PERMISSIVE'
+    <Mode.PERMISSIVE: 'PERMISSIVE'>
     """
     opts = {str(k).lower(): str(v) for k, v in raw.items() if k is not None and v is not None}
     # schema.registry.basic.auth.username/password are combined by RegistryConfig.from_options
@@ -302,7 +305,7 @@ def parse_options(raw: Mapping[Any, Any], *, streaming: bool | None = False,
     Examples
     --------
     >>> opts = parse_options({"asyncapi": "doc.yaml", "channel": "orders", "mode": "permissive"})
-    >>> opts.mode, opts.starting.kind, opts.ending.kind
+    >>> str(opts.mode), opts.starting.kind, opts.ending.kind
     ('PERMISSIVE', 'earliest', 'latest')
     """
     if direction not in ("read", "write"):

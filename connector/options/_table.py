@@ -14,6 +14,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from wireformat import Framing
+
+from connector.decode import Mode
 from connector.errors import ConfigError
 from connector.kafka import OffsetSpec, parse_offsets_option
 
@@ -135,14 +138,16 @@ def choice(values: dict[str, str], message: str | None = None) -> Parser:
     return parse
 
 
-def framing(opt: Option, value: str) -> str:
-    from wireformat import Framing
-
+def framing(opt: Option, value: str) -> Framing:
     try:
-        return Framing(value.strip().lower()).value
+        return Framing(value.strip().lower())
     except ValueError:
         raise ConfigError(f"option '{opt.name}' must be one of {', '.join(f.value for f in Framing)}, "
                           f"got {value!r}") from None
+
+
+def mode(opt: Option, value: str) -> Mode:
+    return Mode(choice(_MODES)(opt, value))
 
 
 def version(opt: Option, value: str) -> str:
@@ -247,7 +252,7 @@ OPTIONS: tuple[Option, ...] = (
        "Driver timeout for metadata and offset look-ups."),
     _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
        "Rows per Arrow batch handed to Spark (bounds worker memory)."),
-    _o("mode", choice(_MODES), READ, "mode", "FAILFAST",
+    _o("mode", mode, READ, "mode", "FAILFAST",
        "FAILFAST, PERMISSIVE (null value + `_error` + `_raw_value`) or DROPMALFORMED."),
     _o("wireFormat", framing, ALL, "wire_format", "from the document",
        "confluent, confluent-guid, glue, apicurio-legacy, apicurio-new, header-confluent, header-apicurio-global, "

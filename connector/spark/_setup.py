@@ -7,15 +7,25 @@ The result is picklable and travels inside the reader to executors.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
-import os
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import pyarrow as pa
 
+from wireformat import Framing, Limits
+
+from connector.decode import DecodeOptions, Decoder, Mode, MultiDecoder, schema_format
 from connector.errors import ConfigError
-from connector.spark._options import SourceOptions
+from connector.options import SourceOptions
 from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, RESCUED_COLUMN, SCHEMA_ID_COLUMN, Pipeline
+from connector.spark._plan import document_kafka, is_string_schema, load_plan, registry_config
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+    from registry import RegistryConfig
+
+    from connector.asyncapi import ReadPlan
 
 __all__ = ["ReadSetup", "build_setup"]
 
@@ -27,8 +37,8 @@ class ReadSetup:
     """What a reader needs on the driver and on executors. Secrets stay inside ``options``."""
 
     options: SourceOptions
-    plan: object                      # connector.asyncapi.ReadPlan
-    registry_config: object | None    # registry.RegistryConfig
+    plan: ReadPlan
+    registry_config: RegistryConfig | None
     pipeline: Pipeline
     spark_schema_json: str
     base_kafka: tuple[tuple[str, str], ...]   # from the document, no secrets
@@ -53,7 +63,7 @@ class ReadSetup:
             self.options.kafka_settings(), plan_config=self.base_kafka, warn=warn,
             where=f"the document's server for channel '{self.plan.channel}' gives none")
 
-    def lookup(self) -> Callable:
+    def lookup(self) -> Callable[[Any], Any]:
         """Schema lookup by wire-format key, through the per-process cached registry client."""
         if self.registry_config is None:
             def no_registry(key):
@@ -65,139 +75,130 @@ class ReadSetup:
 
         return client_for(self.registry_config).lookup
 
-    def spark_schema(self):
+    def spark_schema(self) -> StructType:
         from pyspark.sql.types import StructType
-        import json
 
         return StructType.fromJson(json.loads(self.spark_schema_json))
 
 
-def _registry_config(opts: SourceOptions, plan) -> object | None:
-    from connector.options import registry_config_for
-
-    return registry_config_for(opts.registry_options(), plan)
-
-
-def _reader_for_value(opts: SourceOptions, plan, registry_config, framing: str):
+def _reader_for_value(opts: SourceOptions, plan: ReadPlan, config: RegistryConfig | None,
+                      framing: Framing) -> dict[str | None, Any]:
     """The fixed reader schema(s): pinned id/subject > document payload(s) > registry latest."""
     from registry import client_for, subject_name
 
     if opts.schema_id is not None or opts.schema_subject:
-        if registry_config is None:
+        if config is None:
             raise ConfigError("options 'schema.id'/'schema.subject' need a schema registry "
                               "('schema.registry.url' or the document's schemaRegistryUrl)")
-        client = client_for(registry_config)
+        client = client_for(config)
         if opts.schema_id is not None:
             return {None: client.get_schema_by_id(opts.schema_id)}
+        assert opts.schema_subject is not None
         if opts.schema_version == "latest":
             return {None: client.get_latest(opts.schema_subject)}
         return {None: client.get_version(opts.schema_subject, int(opts.schema_version))}
 
-    documented = {m.name: m.payload for m in plan.value_messages if m.payload is not None}
+    documented: dict[str | None, Any] = {m.name: m.payload for m in plan.value_messages if m.payload is not None}
     if documented:
         return documented
-    if registry_config is not None and framing != "none":
+    if config is not None and framing is not Framing.NONE:
         if not plan.topics or len(plan.topics) != 1:
             raise ConfigError(
                 f"channel '{plan.channel}' has no payload schema in the document and reads a topic "
                 "pattern, so no single registry subject applies: pin one with 'schema.subject'")
         strategy = opts.subject_strategy or plan.schema_lookup_strategy or "TopicNameStrategy"
         subject = subject_name(strategy, plan.topics[0], None, False)
-        return {None: client_for(registry_config).get_latest(subject)}
+        return {None: client_for(config).get_latest(subject)}
     return {}
 
 
-def build_setup(opts: SourceOptions) -> ReadSetup:
-    """Resolve document, plan and schemas; compute the exact output schema."""
-    from connector.asyncapi import load_document, plan_read
-    from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
-    from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
-    from pyspark.sql.types import StructField, StructType
-    from wireformat import Framing, Limits
-
-    source = opts.asyncapi
-    base_dir = None
-    if "\n" not in source and os.path.exists(source):
-        base_dir = os.path.dirname(os.path.abspath(source))
-    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
-                        ref_root=opts.ref_root)
-    plan = plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server, params=_param_names_as_documented(doc, dict(opts.channel_params)) or None,
-                     topic=opts.topic)
-    framing = opts.wire_format or str(getattr(plan.framing(), "value", plan.framing()))
-    registry_config = _registry_config(opts, plan)
+def _check_framing(opts: SourceOptions, plan: ReadPlan, framing: Framing, config: RegistryConfig | None) -> None:
+    """Refuse or warn about a framing that cannot work with the registry (or its absence)."""
     for path, text in plan.warnings:
-        if registry_config is None:
+        if config is None:
             raise ConfigError(f"{text}, but no schema registry is configured: set 'schema.registry.url' "
                               f"(document path {path})")
         log.warning("document path %s: %s", path, text)
-    if framing == "none" and registry_config is not None and not opts.wire_format:
+    if framing is Framing.NONE and config is not None and not opts.wire_format:
         # A registry alone does not say how ids travel (issue 17); rows that start with a
         # magic byte get a hint in their error, this says it once per read up front.
         log.warning("channel %s: a schema registry is configured but the document gives no schema-id "
                     "framing, so values are read unframed; set the option wireFormat (e.g. confluent) "
                     "if producers used a registry serializer", plan.channel)
-    if framing not in ("none",) and registry_config is None and framing != "auto":
+    if framing not in (Framing.NONE, Framing.AUTO) and config is None:
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
-
-    limits = Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes)
-    dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
-                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
-                          evolution=opts.evolution_mode, protobuf_message=opts.schema_message)
-    if opts.evolution_mode != "none" and framing == "none":
+    if opts.evolution_mode != "none" and framing is Framing.NONE:
         raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
                           "the reader's, so it needs schema ids in the records (a registry framing); this "
                           "channel's framing is none")
 
-    readers = _reader_for_value(opts, plan, registry_config, framing)
-    if len(readers) > 1:
-        value_decoder = build_multi_decoder(readers, options=dopts)
-    elif readers:
-        value_decoder = build_decoder(next(iter(readers.values())), options=dopts)
-    else:
-        value_decoder = None
-        log.warning("channel %s: no schema in the document or the registry; 'value' stays binary",
-                    plan.channel)
 
-    key_decoder = None
-    key_as_string = False
-    key_framing = "none"
-    key_spec = getattr(plan, "key_schema", None)
+@dataclasses.dataclass(frozen=True)
+class _Decoders:
+    value: Decoder | MultiDecoder | None
+    value_protobuf: bool
+    key: Decoder | None
+    key_as_string: bool
+    key_framing: Framing
+    key_protobuf: bool
+
+
+def _decoders(opts: SourceOptions, plan: ReadPlan, framing: Framing, config: RegistryConfig | None) -> _Decoders:
+    from connector.decode import build_decoder, build_multi_decoder
+
+    dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
+                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
+                          evolution=opts.evolution_mode, protobuf_message=opts.schema_message)
+    readers = _reader_for_value(opts, plan, config, framing)
+    value: Decoder | MultiDecoder | None = None
+    if len(readers) > 1:
+        value = build_multi_decoder({str(k): v for k, v in readers.items()}, options=dopts)
+    elif readers:
+        value = build_decoder(next(iter(readers.values())), options=dopts)
+    else:
+        log.warning("channel %s: no schema in the document or the registry; 'value' stays binary", plan.channel)
+
+    key, key_as_string, key_framing = None, False, Framing.NONE
+    key_spec = plan.key_schema
     if opts.decode_key and key_spec is not None:
-        if _is_string_schema(key_spec):
+        if is_string_schema(key_spec):
             key_as_string = True
         else:
-            key_framing = framing if registry_config is not None else "none"
+            key_framing = framing if config is not None else Framing.NONE
             # schema.message names the value's message, never the key's
-            key_decoder = build_decoder(key_spec, options=dataclasses.replace(dopts, protobuf_message=None))
+            key = build_decoder(key_spec, options=dataclasses.replace(dopts, protobuf_message=None))
+    return _Decoders(value=value, value_protobuf=any(schema_format(r) == "protobuf" for r in readers.values()),
+                     key=key, key_as_string=key_as_string, key_framing=key_framing,
+                     key_protobuf=key is not None and key.fmt == "protobuf")
 
-    value_type = value_decoder.arrow_type if value_decoder is not None else pa.binary()
-    key_type = key_decoder.arrow_type if key_decoder is not None else (pa.string() if key_as_string else pa.binary())
+
+def _output_schema(opts: SourceOptions, plan: ReadPlan, dec: _Decoders,
+                   schema_id_kind: Literal["long", "string", "none"]) -> StructType:
+    """The exact Spark schema of the read (the pipeline casts every batch to it)."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import (
+        ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType,
+    )
+
+    value_type = dec.value.arrow_type if dec.value is not None else pa.binary()
+    key_type = dec.key.arrow_type if dec.key is not None else (pa.string() if dec.key_as_string else pa.binary())
     fields = [StructField("key", from_arrow_type(key_type), True)]
     if opts.value_shape == "flatten" and pa.types.is_struct(value_type):
         fields += [StructField(f.name, from_arrow_type(f.type), True) for f in value_type]
     else:
         fields.append(StructField("value", from_arrow_type(value_type), True))
-    from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, StringType, TimestampType
-
     fields += [StructField("topic", StringType(), True), StructField("partition", IntegerType(), True),
                StructField("offset", LongType(), True), StructField("timestamp", TimestampType(), True),
                StructField("timestampType", IntegerType(), True)]
     if opts.include_headers:
         fields.append(StructField("headers", ArrayType(StructType([
             StructField("key", StringType(), True), StructField("value", BinaryType(), True)]), True), True))
-    schema_id_kind = "none" if Framing(framing) is Framing.NONE else ("string" if Framing(framing).id_text else "long")
     if schema_id_kind != "none":
         fields.append(StructField(SCHEMA_ID_COLUMN, StringType() if schema_id_kind == "string" else LongType(), True))
     # Address parameters are columns whether or not the read pins them (channel.param.*): the
     # output schema must not depend on which topics an option happens to select.
-    param_names = tuple(getattr(plan, "param_names", ()) or ())
-    param_values = ()
-    if param_names and plan.topics:
-        param_values = tuple((t, tuple(plan.topic_params(t).get(n) for n in param_names)) for t in plan.topics)
-    for name in param_names:
-        fields.append(StructField(name, StringType(), True))
-    if opts.mode == "PERMISSIVE":
+    fields += [StructField(name, StringType(), True) for name in plan.param_names]
+    if opts.mode is Mode.PERMISSIVE:
         fields += [StructField(ERROR_COLUMN, StringType(), True), StructField(RAW_VALUE_COLUMN, BinaryType(), True)]
     if opts.evolution_mode == "rescue":
         fields.append(StructField(RESCUED_COLUMN, StringType(), True))
@@ -205,69 +206,36 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
         raise ConfigError(f"output columns collide: {sorted(dupes)}; use valueShape=struct")
-    spark_schema = StructType(fields)
-    arrow_schema = to_arrow_schema(spark_schema, timezone="UTC")
+    return StructType(fields)
 
-    is_proto = _is_protobuf(readers)
+
+def build_setup(opts: SourceOptions) -> ReadSetup:
+    """Resolve document, plan and schemas; compute the exact output schema."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    plan = load_plan(opts)
+    framing = opts.wire_format or plan.framing()
+    config = registry_config(opts, plan)
+    _check_framing(opts, plan, framing, config)
+    dec = _decoders(opts, plan, framing, config)
+    schema_id_kind: Literal["long", "string", "none"] = (
+        "none" if framing is Framing.NONE else "string" if framing.id_text else "long")
+    spark_schema = _output_schema(opts, plan, dec, schema_id_kind)
+
+    names = plan.param_names
     pipeline = Pipeline(
-        arrow_schema=arrow_schema, value_decoder=value_decoder, key_decoder=key_decoder,
-        framing=Framing(framing), key_framing=Framing(key_framing), key_as_string=key_as_string,
+        arrow_schema=to_arrow_schema(spark_schema, timezone="UTC"), value_decoder=dec.value, key_decoder=dec.key,
+        framing=framing, key_framing=dec.key_framing, key_as_string=dec.key_as_string,
         mode=opts.mode, include_headers=opts.include_headers, value_shape=opts.value_shape,
         schema_id_kind=schema_id_kind,
-        param_pattern=plan.topic_pattern if param_names and not plan.topics else None,
-        param_names=param_names, param_values=param_values,
-        param_groups=tuple(getattr(plan, "param_groups", ()) or ()) if param_names else (),
-        param_given=tuple(getattr(plan, "param_values", ()) or ()) if param_names else (), limits=limits,
-        protobuf_indexes=is_proto and Framing(framing).carries_protobuf_indexes,
-        key_protobuf_indexes=key_decoder is not None and _is_protobuf({None: key_spec})
-        and Framing(key_framing).carries_protobuf_indexes,
+        param_pattern=plan.topic_pattern if names and not plan.topics else None, param_names=names,
+        param_values=tuple((t, tuple(plan.topic_params(t).get(n) for n in names)) for t in plan.topics)
+        if names else (),
+        param_groups=plan.param_groups if names else (), param_given=plan.param_values if names else (),
+        limits=Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes),
+        protobuf_indexes=dec.value_protobuf and framing.carries_protobuf_indexes,
+        key_protobuf_indexes=dec.key_protobuf and dec.key_framing.carries_protobuf_indexes,
         rescue=opts.evolution_mode == "rescue",
     )
-    base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
-    if getattr(plan, "bootstrap_servers", None):
-        base_kafka["bootstrap.servers"] = plan.bootstrap_servers
-    return ReadSetup(options=opts, plan=plan, registry_config=registry_config, pipeline=pipeline,
-                     spark_schema_json=spark_schema.json(), base_kafka=tuple(sorted(base_kafka.items())))
-
-
-def _param_names_as_documented(doc, params: dict) -> dict:
-    """Spark lowercases option keys, so ``channel.param.streetlightId`` arrives as
-    ``streetlightid``: give each the document's spelling when exactly one parameter matches."""
-    if not params:
-        return params
-    import re
-
-    known: dict[str, set] = {}
-    for ch in doc.channels.values():
-        names = set(ch.parameters or {}) | set(re.findall(r"{([^}]+)}", ch.address or ""))
-        for n in names:
-            known.setdefault(n.lower(), set()).add(n)
-    out = {}
-    for k, v in params.items():
-        spellings = known.get(k.lower(), set())
-        out[next(iter(spellings)) if k not in spellings and len(spellings) == 1 else k] = v
-    return out
-
-
-def _format_of(reader) -> str:
-    fmt = getattr(reader, "format", None)
-    if fmt is None:
-        fmt = str(getattr(getattr(reader, "schema_type", ""), "value", getattr(reader, "schema_type", "")))
-    return str(fmt).lower()
-
-
-def _is_protobuf(readers: dict) -> bool:
-    return any(_format_of(r) == "protobuf" for r in readers.values() if r is not None)
-
-
-def _is_string_schema(spec) -> bool:
-    import json
-
-    text = (getattr(spec, "text", "") or "").strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return False
-    if parsed == "string" or parsed == {"type": "string"}:
-        return True
-    return isinstance(parsed, dict) and parsed.get("type") == "string" and "format" not in parsed
+    return ReadSetup(options=opts, plan=plan, registry_config=config, pipeline=pipeline,
+                     spark_schema_json=spark_schema.json(), base_kafka=document_kafka(plan))

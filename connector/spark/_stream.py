@@ -57,7 +57,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._initial is None:
             start_spec, _ = offset_specs(self.setup)
             tps = self._partitions_now()
-            kind = getattr(start_spec, "kind", None)
+            kind = start_spec.kind
             if kind == "latest":
                 self._initial = off.to_json({tp: off.LATEST for tp in tps})
             elif kind == "earliest":
@@ -155,7 +155,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         opts = self.setup.options
-        group = getattr(self.setup.plan, "group_id", None)
+        group = self.setup.plan.group_id
         if not (opts.commit_offsets_to_group and group):
             return
         from connector.kafka import commit_offsets

@@ -26,7 +26,6 @@ column        meaning
 from __future__ import annotations
 
 import logging
-import os
 import re
 
 import pyarrow as pa
@@ -34,7 +33,9 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from wireformat import Framing
 
 from connector.errors import ConfigError
-from connector.spark._options import SourceOptions
+from connector.options import SourceOptions
+from connector.spark._plan import document_kafka, is_string_schema, load_plan
+from connector.spark._plan import registry_config as registry_config_of
 from connector.spark._write_types import Encoding, WriteCommit, WriteSetup
 
 __all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
@@ -43,32 +44,6 @@ log = logging.getLogger("asyncapi_kafka")
 
 RESERVED = ("key", "headers", "partition", "topic")
 _PARAM = re.compile(r"\{([^{}]+)\}")
-
-
-def _load_plan(opts: SourceOptions):
-    from connector.asyncapi import load_document, plan_read
-    from connector.spark._setup import _param_names_as_documented
-
-    source = opts.asyncapi
-    base_dir = os.path.dirname(os.path.abspath(source)) if "\n" not in source and os.path.exists(source) else None
-    doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
-                        ref_root=opts.ref_root)
-    if opts.operation is not None:
-        op = doc.operations.get(opts.operation) or next(
-            (o for o in doc.operations.values() if o.operation_id == opts.operation), None)
-        if op is not None and op.action != "send":
-            raise ConfigError(f"operation {opts.operation!r} receives messages; a write needs an operation in "
-                              "which the application sends (3.x 'action: send', 2.x 'subscribe')")
-    return plan_read(doc, channel=opts.channel, operation=opts.operation, message=opts.message,
-                     server=opts.server,
-                     params=_param_names_as_documented(doc, dict(opts.channel_params)) or None,
-                     topic=opts.topic)
-
-
-def _registry_config(opts: SourceOptions, plan):
-    from connector.options import registry_config_for
-
-    return registry_config_for(opts.registry_options(), plan)
 
 
 def _value_spec(plan):
@@ -134,12 +109,12 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     from connector.encode import EncodeOptions, build_encoder
     from connector.spark._write_schema import resolve_schema
 
-    plan = _load_plan(opts)
-    framing = opts.wire_format or plan.framing().value
+    plan = load_plan(opts, sending=True)
+    framing = (opts.wire_format or plan.framing()).value
     if framing == "auto":
         raise ConfigError("wireFormat 'auto' is for reading; a write needs one framing (the document's "
                           "bindings or the 'wireFormat' option)")
-    registry_config = _registry_config(opts, plan)
+    registry_config = registry_config_of(opts, plan)
     names = [f.name for f in schema.fields]
     fields = {f.name: f for f in schema.fields}
 
@@ -209,7 +184,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     if "key" in names:
         ktype = fields["key"].dataType
         key_spec = plan.key_schema
-        if isinstance(ktype, (BinaryType, StringType)) and (key_spec is None or _is_string_schema(key_spec)
+        if isinstance(ktype, (BinaryType, StringType)) and (key_spec is None or is_string_schema(key_spec)
                                                              or isinstance(ktype, BinaryType)):
             key = Encoding("bytes")
         elif key_spec is None:
@@ -232,31 +207,25 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
             raise ConfigError("column 'headers' must be array<struct<key: string, value: binary>>, got "
                               f"{htype.simpleString()}")
 
-    base_kafka = dict(getattr(plan, "kafka_config", ()) or ())
-    if getattr(plan, "bootstrap_servers", None):
-        base_kafka["bootstrap.servers"] = plan.bootstrap_servers
-    if plan.client_id:  # the user's kafka.client.id wins (kafka_conf_from_options applies it last)
-        base_kafka["client.id"] = str(plan.client_id)
     setup = WriteSetup(
         options=opts, plan=plan, value=value, key=key, value_column=value_column, value_fields=value_fields,
         has_headers="headers" in names, has_partition="partition" in names, topic=topic,
-        topic_column=topic_column, address_parts=parts, base_kafka=tuple(sorted(base_kafka.items())))
+        topic_column=topic_column, address_parts=parts,
+        # the user's kafka.client.id wins over the document's (kafka_conf_from_options applies it last)
+        base_kafka=document_kafka(plan, client_id=True))
+    # Built once on the driver: a missing bootstrap list fails the write here, and TLS warnings
+    # are logged once per job (tasks build it again with warn=False).
+    setup.kafka_conf()
     if opts.create_topics:
         _create_topics(setup)
     return setup
 
 
 def opts_compression(opts: SourceOptions, framing: str) -> str | None:
-    comp = getattr(opts, "glue_compression", None)
+    comp = opts.glue_compression
     if comp and comp != "none" and framing != "glue":
         raise ConfigError("option 'glue.compression' applies to the glue framing only")
     return comp if comp and comp != "none" else None
-
-
-def _is_string_schema(spec) -> bool:
-    from connector.spark._setup import _is_string_schema as shared
-
-    return shared(spec)
 
 
 def _create_topics(setup: WriteSetup) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from wireformat import Framing
 
+from connector.decode import schema_format
 from connector.errors import ConfigError
 
 __all__ = ["ResolvedSchema", "record_name", "resolve_schema"]
@@ -55,7 +56,7 @@ class ResolvedSchema:
 def record_name(spec) -> str | None:
     """Fully qualified record name of a schema (Avro ``namespace.name``, Protobuf ``package.Message``,
     JSON Schema ``title``), for the record subject strategies."""
-    fmt = str(getattr(spec, "format", None) or getattr(getattr(spec, "schema_type", None), "value", "")).lower()
+    fmt = schema_format(spec)
     text = getattr(spec, "text", "") or ""
     if fmt.startswith("proto"):
         pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", text, re.MULTILINE)
@@ -147,8 +148,7 @@ def resolve_schema(opts, plan, framing: str, registry_config, spec, *, topic: st
     from registry import client_for
 
     client = client_for(registry_config)
-    vendor = getattr(registry_config, "vendor", None)
-    vendor = str(getattr(vendor, "value", vendor) or "").lower() or None
+    vendor: str | None = str(registry_config.vendor).lower() or None
     if vendor in ("glue",):
         vendor = "aws-glue"
     what = "key" if is_key else "value"

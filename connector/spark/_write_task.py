@@ -149,7 +149,7 @@ def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
     """Produce every batch of one task; return only when every record is acknowledged."""
     from connector.kafka import producer_for
 
-    bp = producer_for(setup.kafka_conf())
+    bp = producer_for(setup.kafka_conf(warn=False))
     rows = 0
     seen: set[str] = set()
     try:

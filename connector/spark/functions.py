@@ -127,7 +127,7 @@ def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
 
 # -- driver side --------------------------------------------------------------------------
 def _registry_config(options: Mapping[str, str] | None, registry_url: str | None):
-    from registry import RegistryConfig
+    from connector.options import registry_config_for
 
     merged: dict[str, str] = {}
     for k, v in (options or {}).items():
@@ -138,10 +138,7 @@ def _registry_config(options: Mapping[str, str] | None, registry_url: str | None
         merged[key] = v
     if registry_url:
         merged["schema.registry.url"] = registry_url
-    if not (merged.get("schema.registry.url") or merged.get("schema.registry.file.path")
-            or merged.get("schema.registry.vendor") in ("aws-glue", "glue")):
-        return None
-    return RegistryConfig.from_options(merged)
+    return registry_config_for(merged)
 
 
 def _guess_format(text: str) -> str:
@@ -529,11 +526,12 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
                      compression=compression if framing == "glue" else None, mode=mode,
                      with_errors=with_errors)
     from pyspark.sql.functions import arrow_udf
-    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+    from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
-    spark_type = StructType([StructField("value", BinaryType()), StructField("error", StringType())]) \
+    spark_type: DataType = StructType([StructField("value", BinaryType()), StructField("error", StringType())]) \
         if with_errors else BinaryType()
 
     def run(values: pa.Array) -> pa.Array:
         return job.run(values)
-    return arrow_udf(run, spark_type)(_col(col))
+    # pyspark's stubs lack the (function, returnType) form that arrow_udf accepts at run time
+    return arrow_udf(run, spark_type)(_col(col))  # type: ignore[call-overload]

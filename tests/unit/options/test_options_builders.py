@@ -66,6 +66,7 @@ def _write(**options):
 def test_read_and_write_share_the_conf_builder(make, caplog):
     setup = make(**{"kafka.bootstrap.servers": "alice:pw@localhost:9092", "kafka.security.protocol": "PLAINTEXT",
                     "kafka.ssl.endpoint.identification.algorithm": "none", "kafka.sasl.password": "pw2"})
+    caplog.clear()  # the write setup builds (and warns about) its conf once on the driver
     with caplog.at_level(logging.WARNING, logger="connector.kafka"):
         conf = setup.kafka_conf()
         quiet = setup.kafka_conf(warn=False)
