@@ -17,10 +17,12 @@ from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireForma
 from wireformat._framing import DEFAULT_LIMITS, ErrorCode, Framing, Limits, SchemaKey
 from wireformat._headers import header_name
 from wireformat._parse import ParsedFrames, error_messages, parse_frames, uuid_strings
+from wireformat._protobuf_index import read_varints, zigzag
 
 __all__ = [
     "AsyncApiKafkaError", "WireFormatError", "LimitExceededError", "add_note",
     "Framing", "ErrorCode", "Limits", "DEFAULT_LIMITS", "SchemaKey",
     "ParsedFrames", "parse_frames", "error_messages", "uuid_strings",
     "encode_frame", "frame_payloads", "FramedPayloads", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",
+    "read_varints", "zigzag",
 ]

@@ -355,26 +355,18 @@ def _struct_children(arr: pa.StructArray) -> list:
     return arr.flatten()
 
 
-def _read_varints(data: np.ndarray, pos: np.ndarray, active: np.ndarray):
-    """One varint at ``pos`` for every active row: (value as uint64, new pos, ok)."""
+def _read_varints(data: np.ndarray, pos: np.ndarray, active: np.ndarray, ends: np.ndarray):
+    """One varint at ``pos`` (before the row's end) for every active row: (value as uint64,
+    new pos, ok); inactive rows keep their position and read as ok."""
+    from wireformat import read_varints
+
     val = np.zeros(len(pos), np.uint64)
-    done = ~active
+    out = pos.copy()
     ok = np.ones(len(pos), bool)
-    end = len(data)
-    for k in range(10):
-        at = pos + k
-        live = ~done & (at < end)
-        ok &= done | live  # ran off the end of the data
-        byte = np.zeros(len(pos), np.uint64)
-        byte[live] = data[at[live]]
-        val |= (byte & np.uint64(0x7F)) << np.uint64(7 * k)
-        finished = live & (byte < 0x80)
-        pos = np.where(finished, at + 1, pos)
-        done |= finished
-        if done.all():
-            break
-    ok &= done
-    return val, pos, ok
+    idx = np.flatnonzero(active)
+    if len(idx):
+        val[idx], out[idx], ok[idx] = read_varints(data, pos[idx], ends[idx], 10)
+    return val, out, ok
 
 
 def _time_from_bytes(vals: list, mask, t: pa.DataType) -> pa.Array:
@@ -393,8 +385,8 @@ def _time_from_bytes(vals: list, mask, t: pa.DataType) -> pa.Array:
     bad = np.zeros(n, bool)
     active = pos < ends
     while active.any():
-        tag, pos, ok = _read_varints(data, pos, active)
-        value, pos, ok2 = _read_varints(data, pos, active & ok & ((tag & np.uint64(7)) == 0))
+        tag, pos, ok = _read_varints(data, pos, active, ends)
+        value, pos, ok2 = _read_varints(data, pos, active & ok & ((tag & np.uint64(7)) == 0), ends)
         wire0 = (tag & np.uint64(7)) == 0
         bad |= active & ~(ok & ok2 & wire0)
         good = active & ~bad

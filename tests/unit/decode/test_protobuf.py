@@ -267,3 +267,33 @@ def test_reader_schema_without_text_is_a_schema_mapping_error(fmt):
 
     with pytest.raises(SchemaMappingError, match="no text"):
         build_decoder(Spec(), options=DecodeOptions())
+
+
+@given(st.lists(st.tuples(st.integers(-62_135_596_800, 253_402_300_799), st.integers(0, 999_999_999),
+                          st.integers(0, 3)), min_size=1, max_size=20))
+@settings(max_examples=150, deadline=None)
+def test_timestamp_bytes_vectorized_match_protobuf(rows):
+    """The vectorized Timestamp reader (varints bounded by each row's end) against protobuf's
+    own parser, on valid messages and on ones cut short (a varint must not run into the next row)."""
+    import pyarrow as pa
+    from google.protobuf import timestamp_pb2
+
+    from connector.decode._protobuf import _time_from_bytes
+
+    vals, want = [], []
+    for secs, nanos, cut in rows:
+        raw = timestamp_pb2.Timestamp(seconds=secs, nanos=nanos).SerializeToString()
+        if cut and len(raw) > cut:
+            raw = raw[:-cut]
+        vals.append(raw)
+        try:
+            m = timestamp_pb2.Timestamp.FromString(raw)
+            want.append(m.seconds * 1_000_000 + m.nanos // 1000)
+        except Exception:  # protobuf refuses the cut message
+            want.append(None)
+    if None in want:
+        with pytest.raises(ValueError):
+            _time_from_bytes(vals, None, pa.timestamp("us", tz="UTC"))
+        return
+    got = _time_from_bytes(vals, None, pa.timestamp("us", tz="UTC"))
+    assert got.cast(pa.int64()).to_pylist() == want
