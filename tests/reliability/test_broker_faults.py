@@ -307,7 +307,7 @@ def test_topic_recreated_between_micro_batches_continues_without_duplicates(tans
     ``latestOffset`` → ``partitions`` → ``read``) in this process: a warning names the
     condition, then the new topic's records are read once, none of the old ones again.
     (An idle consumer kept across tasks would crash the Python worker here: see
-    ``test_pooled_consumer_survives_topic_recreation``, why every range closes its consumer.)"""
+    ``test_worker_survives_topic_recreation``, why every range closes its consumer.)"""
     from pyspark.sql.streaming.datasource import ReadAllAvailable
 
     from connector.spark._stream import StreamReader
@@ -388,3 +388,43 @@ def test_config_error_for_owned_settings_is_typed():
     ``kafka.auto.offset.reset`` would silently turn data loss into skipped records."""
     with pytest.raises(ConfigError, match="failOnDataLoss|startingOffsets"):
         _setup("127.0.0.1:9", "orders", **{"kafka.auto.offset.reset": "latest"})
+
+
+_PRODUCER_SCRIPT = """
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+from connector.kafka import OffsetRange, producer_for, read_range
+conf = {"bootstrap.servers": sys.argv[1], "log_level": 0}
+bp = producer_for(conf)
+bp.produce("pooled-out", [b"a", b"b"], None, [0, 0], None)
+bp.finish(30)
+admin = AdminClient(conf)
+admin.delete_topics(["pooled-out"], operation_timeout=10)["pooled-out"].result(15)
+admin.create_topics([NewTopic("pooled-out", 1, 1)], operation_timeout=10)["pooled-out"].result(15)
+again = producer_for(conf)
+assert again is bp, "the pooled producer was not reused"
+again.produce("pooled-out", [b"c"], None, [0], None)
+again.finish(30)
+rows = [v for b in read_range(conf, OffsetRange("pooled-out", 0, 0, 1), poll_timeout_s=10)
+        for v in b.column("value").to_pylist()]
+assert rows == [b"c"], rows
+print("ok")
+"""
+
+
+@pytest.mark.kafka
+@pytest.mark.tansu
+@tansu_only
+@pytest.mark.timeout(120)
+def test_pooled_producer_survives_topic_recreation(tansu):
+    """The sink's per-process producer (kept across tasks like Spark's ``CachedKafkaProducer``)
+    writes to a topic that was deleted and recreated between two tasks: the record lands in
+    the new topic and the worker process lives (an idle pooled *consumer* used to crash it)."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", _PRODUCER_SCRIPT, tansu.bootstrap_servers], capture_output=True,
+                          text=True, timeout=100, cwd=root)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.returncode, proc.stderr[-2000:])
