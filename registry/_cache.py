@@ -6,8 +6,10 @@ answers are cached briefly (a producer may register the schema a moment later); 
 errors are never cached. ``latest`` lookups and subject listings expire after a TTL.
 
 A "not found" is believed (the records' fault: a row error) only once the peer has proven to
-be a registry: by any good answer, or else by one check of the subject listing per client
-(:meth:`CachingRegistry.verify`). A peer that fails the check raises an environment error
+be a registry: by any good answer, by the not-found answer itself when it carries a
+Confluent-API error code (40401/40402/40403: only a registry speaks that, so a registry whose
+ACLs forbid the subject listing still works), or else by one check of the subject listing per
+client (:meth:`CachingRegistry.verify`). A peer that fails the check raises an environment error
 (``RegistryProtocolError``, or the check's own unavailability/auth/TLS error), which fails
 the job in every mode.
 """
@@ -27,6 +29,9 @@ from registry._config import RegistryConfig
 from registry._errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
                               SchemaNotFound)
 from registry._types import CacheStats, Schema
+
+# Confluent API "subject / version / schema not found": answers only a schema registry gives.
+_REGISTRY_NOT_FOUND_CODES = frozenset({40401, 40402, 40403})
 
 __all__ = ["CachingRegistry", "client_for", "make_backend", "clear_clients"]
 
@@ -202,6 +207,11 @@ class CachingRegistry(SchemaRegistry):
 
     def _believe(self, e: SchemaNotFound) -> None:
         """Mark ``e`` as the records' fault once the peer is proven to be a registry."""
+        if e.error_code in _REGISTRY_NOT_FOUND_CODES:
+            # A bare 404 could be any web server; a typed Confluent-API answer is a registry's.
+            self._verified = True
+            e.fault = RECORD_FAULT
+            return
         try:
             self.verify()
         except RegistryError as env:

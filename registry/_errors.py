@@ -13,7 +13,8 @@ Each error says whose fault it is (as h11 splits its errors), so callers never h
 ==================  ======================================================  ===============
 
 A ``SchemaNotFound`` is only the record's fault once the registry has proven to be one
-(:class:`registry.CachingRegistry` checks that once per client before believing a 404).
+(:class:`registry.CachingRegistry`: a good answer, a typed 4040x answer, or else one check per
+client before believing a bare 404).
 """
 from __future__ import annotations
 

@@ -111,14 +111,27 @@ def test_html_404_registry_is_probed_once_per_client():
         srv.stop()
 
 
-def test_unknown_id_on_a_real_registry_is_the_records_fault_after_one_check(registry_server):
-    """The real registry answers 40403 for an unknown id and lists its subjects: the 404 is
-    believed (a row error), after exactly one subject-listing check per client."""
+def test_unknown_id_with_a_typed_answer_is_the_records_fault_without_a_check(registry_server):
+    """The real registry answers 40403 for an unknown id: only a registry speaks that, so the 404
+    is believed (a row error) at once, even where ACLs forbid the subject listing."""
+    registry_server.fail_next(10, 403, path_prefix="/subjects")
     client = client_for(fast_registry_config(registry_server.url, cache_notfound_ttl_s=0))
     for sid in (900, 901, 902):
         with pytest.raises(SchemaNotFound) as ei:
             client.get_schema_by_id(sid)
-        assert ei.value.is_records_fault
+        assert ei.value.is_records_fault and ei.value.error_code == 40403
+    assert registry_server.request_count("/subjects") == 0
+
+
+def test_bare_404_on_a_registry_is_believed_after_one_check(registry_server):
+    """A 404 without the registry's error code (a proxy in front, an old registry) is checked
+    against the subject listing, once per client."""
+    registry_server.fail_next(3, 404, path_prefix="/schemas/ids/")
+    client = client_for(fast_registry_config(registry_server.url, cache_notfound_ttl_s=0, max_retries=0))
+    for sid in (900, 901, 902):
+        with pytest.raises(SchemaNotFound) as ei:
+            client.get_schema_by_id(sid)
+        assert ei.value.is_records_fault and ei.value.error_code not in (40401, 40402, 40403)
     assert registry_server.request_count("/subjects") == 1
 
 
