@@ -86,11 +86,8 @@ def _setup(text, message):
     return spec, fast, ref, compiled.message_class(compiled.find(message))
 
 
-@st.composite
-def rows3(draw):
-    spec, fast, _, _ = _setup(PROTO3, "t.All")
-    vals = draw(st.lists(st.one_of(st.none(), _value(fast.arrow_type)), max_size=5))
-    # one member of the oneof at most
+def _one_oneof_member(draw, vals):
+    """At most one member of the oneof (a, n, sb) set per row, as protobuf allows."""
     for v in vals:
         if v is not None:
             keep = draw(st.sampled_from(["a", "n", "sb"]))
@@ -98,6 +95,12 @@ def rows3(draw):
                 if k != keep:
                     v[k] = None
     return vals
+
+
+@st.composite
+def rows3(draw):
+    spec, fast, _, _ = _setup(PROTO3, "t.All")
+    return _one_oneof_member(draw, draw(st.lists(st.one_of(st.none(), _value(fast.arrow_type)), max_size=5)))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -205,14 +208,7 @@ def _loose(t: pa.DataType, name: str = ""):
 @st.composite
 def loose_rows(draw):
     spec, fast, _, _ = _setup(PROTO3, "t.All")
-    vals = draw(st.lists(st.one_of(st.none(), _loose(fast.arrow_type)), max_size=5))
-    for v in vals:
-        if v is not None:
-            keep = draw(st.sampled_from(["a", "n", "sb"]))
-            for k in ("a", "n", "sb"):
-                if k != keep:
-                    v[k] = None
-    return vals
+    return _one_oneof_member(draw, draw(st.lists(st.one_of(st.none(), _loose(fast.arrow_type)), max_size=5)))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
