@@ -10,7 +10,6 @@ from a copy of the sources, and runs a read in a child process whose Spark drive
 workers all use that venv's interpreter; the Kafka cluster and registry live in this process."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import textwrap
@@ -24,7 +23,7 @@ from tests.integration.install.venvs import (
     make_venv,
     pip_install,
 )
-from tests.integration.spark.helpers import ORDER_AVRO, avro_doc, unique_topic
+from tests.integration.spark.helpers import avro_doc, produce_orders, unique_topic
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
@@ -44,21 +43,10 @@ READ_SCRIPT = textwrap.dedent("""
 
 @pytest.fixture()
 def orders_doc(kafka, registry_server, tmp_path):
-    import fastavro
 
-    from wireformat import encode_frame
 
     topic = unique_topic("install")
-    schema_id = registry_server.register(f"{topic}-value", json.dumps(ORDER_AVRO))
-    parsed = fastavro.parse_schema(ORDER_AVRO)
-    expected = []
-    for i in range(10):
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, {"id": i, "customer": f"c{i}", "amount": 1.0, "status": "NEW",
-                                                 "placed_at": 0, "note": None})
-        kafka.produce(topic, encode_frame("confluent", schema_id, buf.getvalue()), partition=i % 4)
-        expected.append([i, f"c{i}"])
-    kafka.flush()
+    expected = produce_orders(kafka, registry_server, topic, 10, partitions=4)
     path = tmp_path / "doc.yaml"
     path.write_text(avro_doc(bootstrap=kafka.bootstrap_servers, registry_url=registry_server.url, address=topic))
     return str(path), expected

@@ -23,6 +23,29 @@ ORDER_AVRO = {
 }
 
 
+def produce_orders(kafka, registry_server, topic: str, n: int, partitions: int | None = None) -> list:
+    """``n`` Avro orders framed with the id of ``<topic>-value`` (registered now), produced to
+    ``topic`` (round-robin over ``partitions`` when given); returns ``[[id, customer], ...]``."""
+    import io
+
+    import fastavro
+
+    from wireformat import encode_frame
+
+    schema_id = registry_server.register(f"{topic}-value", json.dumps(ORDER_AVRO))
+    parsed = fastavro.parse_schema(ORDER_AVRO)
+    expected = []
+    for i in range(n):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, {"id": i, "customer": f"c{i}", "amount": 1.0, "status": "NEW",
+                                                 "placed_at": 0, "note": None})
+        extra = {"partition": i % partitions} if partitions else {}
+        kafka.produce(topic, encode_frame("confluent", schema_id, buf.getvalue()), **extra)
+        expected.append([i, f"c{i}"])
+    kafka.flush()
+    return expected
+
+
 def unique_topic(prefix: str) -> str:
     return f"{prefix}.{next(_counter)}.{uuid.uuid4().hex[:6]}"
 

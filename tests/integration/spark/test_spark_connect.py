@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from tests.integration.spark.helpers import avro_doc, unique_topic
+from tests.integration.spark.helpers import avro_doc, produce_orders, unique_topic
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
@@ -36,24 +36,11 @@ CHILD = textwrap.dedent("""
 def test_read_over_spark_connect(kafka, registry_server, write_doc, tmp_path):
     pytest.importorskip("grpc_status", reason="pyspark[connect] extras (pip install asyncapi-kafka[connect])")
     pytest.importorskip("zstandard", reason="pyspark[connect] extras (pip install asyncapi-kafka[connect])")
-    import io
 
-    import fastavro
 
-    from tests.integration.spark.helpers import ORDER_AVRO
-    from wireformat import encode_frame
 
     topic = unique_topic("connect")
-    schema_id = registry_server.register(f"{topic}-value", json.dumps(ORDER_AVRO))
-    parsed = fastavro.parse_schema(ORDER_AVRO)
-    expected = []
-    for i in range(12):
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, {"id": i, "customer": f"c{i}", "amount": 1.0, "status": "NEW",
-                                                 "placed_at": 0, "note": None})
-        kafka.produce(topic, encode_frame("confluent", schema_id, buf.getvalue()))
-        expected.append([i, f"c{i}"])
-    kafka.flush()
+    expected = produce_orders(kafka, registry_server, topic, 12)
     path = write_doc(avro_doc(bootstrap=kafka.bootstrap_servers, registry_url=registry_server.url, address=topic))
     script = tmp_path / "child.py"
     script.write_text(CHILD)

@@ -9,7 +9,6 @@ reads once with ``spark.dataSource.register(AsyncApiKafkaDataSource)`` and once 
 live in this process (loopback)."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -27,7 +26,7 @@ from tests.integration.install.venvs import (
     make_venv,
     pip_install,
 )
-from tests.integration.spark.helpers import ORDER_AVRO, avro_doc, unique_topic
+from tests.integration.spark.helpers import avro_doc, produce_orders, unique_topic
 
 # Generous: on a quiet 2-core machine the module takes about 3 minutes; on a loaded one, many more.
 pytestmark = [pytest.mark.slow, pytest.mark.kafka, pytest.mark.cluster, pytest.mark.timeout(1500)]
@@ -62,21 +61,10 @@ def _wait_listening(port: int, proc: subprocess.Popen, log, timeout: float = 240
 
 def test_client_process_reads_through_a_connect_server(kafka, registry_server, tmp_path):
     pytest.importorskip("grpc_status", reason="pyspark[connect] extras (pip install '.[connect]')")
-    import fastavro
 
-    from wireformat import encode_frame
 
     topic = unique_topic("connect-server")
-    schema_id = registry_server.register(f"{topic}-value", json.dumps(ORDER_AVRO))
-    parsed = fastavro.parse_schema(ORDER_AVRO)
-    expected = []
-    for i in range(9):
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, {"id": i, "customer": f"c{i}", "amount": 1.0, "status": "NEW",
-                                                 "placed_at": 0, "note": None})
-        kafka.produce(topic, encode_frame("confluent", schema_id, buf.getvalue()))
-        expected.append([i, f"c{i}"])
-    kafka.flush()
+    expected = produce_orders(kafka, registry_server, topic, 9)
     doc = tmp_path / "doc.yaml"
     doc.write_text(avro_doc(bootstrap=kafka.bootstrap_servers, registry_url=registry_server.url, address=topic))
 
