@@ -373,14 +373,7 @@ def test_worker_survives_topic_recreation(tansu):
     """Spark ``KafkaMicroBatchSourceSuite`` "Recreate a topic": the executor process that read
     the old topic must read the new one (consumers are closed after each range; an idle one
     used to crash the process inside librdkafka)."""
-    import os
-    import subprocess
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, "-c", _POOL_SCRIPT, tansu.bootstrap_servers], capture_output=True,
-                          text=True, timeout=100, cwd=root)
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.returncode, proc.stderr[-2000:])
+    _run_in_own_process(_POOL_SCRIPT, tansu.bootstrap_servers)
 
 
 def test_config_error_for_owned_settings_is_typed():
@@ -420,11 +413,17 @@ def test_pooled_producer_survives_topic_recreation(tansu):
     """The sink's per-process producer (kept across tasks like Spark's ``CachedKafkaProducer``)
     writes to a topic that was deleted and recreated between two tasks: the record lands in
     the new topic and the worker process lives (an idle pooled *consumer* used to crash it)."""
+    _run_in_own_process(_PRODUCER_SCRIPT, tansu.bootstrap_servers)
+
+
+def _run_in_own_process(script: str, bootstrap: str) -> None:
+    """Run ``script`` in a fresh interpreter (a crash inside librdkafka must fail the test, not
+    pytest) and expect it to print ``ok``."""
     import os
     import subprocess
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, "-c", _PRODUCER_SCRIPT, tansu.bootstrap_servers], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", script, bootstrap], capture_output=True,
                           text=True, timeout=100, cwd=root)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.returncode, proc.stderr[-2000:])
