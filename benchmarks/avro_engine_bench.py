@@ -20,7 +20,7 @@ from benchmarks.decode_bench import Spec, confluent_loop, median_rate, our_path
 from benchmarks.decode_bench import records as flat_records
 from benchmarks.wide_bench import avro_schema as wide_schema
 from benchmarks.wide_bench import records as wide_records
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from registry import Schema, SchemaType
 from wireformat import encode_frame
 

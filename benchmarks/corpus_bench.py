@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from benchmarks.corpus._gen import cases, generate
 from benchmarks.decode_bench import median_rate
-from connector.decode import build_decoder
+from connector.formats import build_decoder
 from wireformat import parse_frames
 
 GOALS = {"avro": 10.0, "json": 3.0, "protobuf": 5.0}
@@ -60,7 +60,7 @@ def _baseline(case, framed, sid):
     from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
     from google.protobuf import message_factory
 
-    from connector.decode._protobuf_schema import compile_proto
+    from connector.formats.protobuf._schema import compile_proto
     compiled = compile_proto(case.text, ())
     cls = message_factory.GetMessageClass(compiled.find(case.message))
     deser = ProtobufDeserializer(cls, {"use.deprecated.format": False})

@@ -24,7 +24,7 @@ import pyarrow as pa
 from registry import Schema, SchemaType
 from wireformat import encode_frame, encode_protobuf_indexes, parse_frames
 
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 
 AVRO = {"type": "record", "name": "Payment", "namespace": "bench", "fields": [
     {"name": "id", "type": "long"}, {"name": "name", "type": "string"},

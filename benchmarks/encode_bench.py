@@ -88,7 +88,7 @@ def arrow_rows(rows, enc):
 def bench_avro(url, n, slow_n, rows, out):
     from confluent_kafka.schema_registry.avro import AvroSerializer
 
-    from connector.encode import build_encoder
+    from connector.formats import build_encoder
 
     client = _client(url)
     ser = AvroSerializer(client, json.dumps(AVRO), conf={"auto.register.schemas": True})
@@ -105,7 +105,7 @@ def bench_avro(url, n, slow_n, rows, out):
 def bench_json(url, n, slow_n, rows, out):
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
 
-    from connector.encode import build_encoder
+    from connector.formats import build_encoder
 
     docs = [dict(r, ts=dt.datetime.fromtimestamp(r["ts"] / 1e6, _UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
             for r in rows]
@@ -125,7 +125,7 @@ def bench_protobuf(url, n, slow_n, rows, out):
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from grpc_tools import protoc
 
-    from connector.encode import build_encoder
+    from connector.formats import build_encoder
 
     tmp = tempfile.mkdtemp(prefix="encode-bench-")
     with open(f"{tmp}/bench_payment_enc.proto", "w") as f:

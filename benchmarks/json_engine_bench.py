@@ -38,8 +38,8 @@ import pyarrow as pa
 
 from benchmarks import decode_bench, wide_bench
 from benchmarks.decode_bench import Spec, our_path
-from connector.decode import DecodeOptions, build_decoder
-from connector.decode._json_schema import JNode, parse_json_schema
+from connector.formats import DecodeOptions, build_decoder
+from connector.formats.json_schema._schema import JNode, parse_json_schema
 from wireformat import encode_frame
 
 _USER = {"type": "object", "properties": {
@@ -193,7 +193,7 @@ def interleaved(fns, n: int, runs: int = 3) -> list[float]:
 
 def user_loop(node: JNode, framed: list[bytes]):
     """The per-record loop a Python user writes for the same Arrow output."""
-    from connector.decode._json_types import read_type
+    from connector.formats.json_schema._types import read_type
 
     def conv(n: JNode):
         if n.kind == "json":

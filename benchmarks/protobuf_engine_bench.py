@@ -194,7 +194,7 @@ def compiled(shape: str):
     """(Decoder, message class) for one shape."""
     from tests.unit.decode.decode_helpers import Spec
 
-    from connector.decode import DecodeOptions, build_decoder
+    from connector.formats import DecodeOptions, build_decoder
 
     text, message, depth = SHAPES[shape]
     dec = build_decoder(Spec("protobuf", text, message),

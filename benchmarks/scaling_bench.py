@@ -17,7 +17,7 @@ import fastavro
 import pyarrow as pa
 
 from benchmarks.decode_bench import AVRO, Spec, median_rate, records
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from wireformat import encode_frame, parse_frames
 
 _DISTINCT = 5000  # distinct payloads; larger inputs cycle over them

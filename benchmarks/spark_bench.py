@@ -331,7 +331,7 @@ except ImportError:  # pyspark missing: only the Spark benchmarks need it
 
 def column_function(spark, n: int = 200_000, runs: int = 3, out: dict | None = None) -> dict:
     """records/s of ``from_registry`` in Spark vs the decode path alone on the same bytes."""
-    from connector.decode import DecodeOptions, build_decoder
+    from connector.formats import DecodeOptions, build_decoder
     from connector.spark.functions import from_registry
     from registry import RegistryConfig, client_for
     from connector.testing import RegistryServer

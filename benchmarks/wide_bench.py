@@ -22,7 +22,7 @@ import orjson
 import pyarrow as pa
 
 from benchmarks.decode_bench import Spec, confluent_loop, median_rate, our_path
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from registry import Schema, SchemaType
 from wireformat import encode_frame, encode_protobuf_indexes
 

@@ -161,16 +161,23 @@ class Limits:
         Longest accepted Protobuf message-index varint (10 covers any 64-bit value).
     max_message_indexes : int
         Longest accepted Protobuf message-index array.
+    max_collection_items : int
+        Cap on the items one record may hold in its arrays and maps (and JSON object members),
+        checked by every decoder before it allocates.
+
+    These are the one owner of the limits' defaults: the source's ``limits.*`` options show
+    and parse them from here.
     """
 
     max_record_bytes: int = 64 * 1024 * 1024
     max_decompressed_bytes: int = 128 * 1024 * 1024
     max_varint_bytes: int = 10
     max_message_indexes: int = 1024
+    max_collection_items: int = 1_000_000
 
     def __post_init__(self) -> None:
         for name in ("max_record_bytes", "max_decompressed_bytes", "max_varint_bytes",
-                     "max_message_indexes"):
+                     "max_message_indexes", "max_collection_items"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"Limits.{name} must be a non-negative int, got {value!r}")

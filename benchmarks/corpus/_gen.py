@@ -11,7 +11,7 @@ the Python type); Protobuf with ``SerializeToString`` on classes from the projec
 compiler ``compile_proto``; JSON with ``json.dumps``. Each frame is Confluent
 (``wireformat.encode_frame``), Protobuf frames with their message-index array.
 
-Expected values follow the mapping tables of ``connector.decode`` (``_avro_schema``,
+Expected values follow the mapping tables of ``connector.formats`` (``_avro_schema``,
 ``_protobuf_schema``, ``_json_schema``): Avro multi-type unions → ``{memberN: ...}`` with
 only the written branch set; timestamps → µs UTC; Protobuf Any/Struct → JSON text (compared
 parsed, see :class:`JsonText`); uint64 → Decimal; enums → names. Struct fields the reader
@@ -44,7 +44,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
-from connector.decode import DecodeOptions
+from connector.formats import DecodeOptions
 from registry import Schema, SchemaType
 from wireformat import encode_frame, encode_protobuf_indexes
 
@@ -633,7 +633,7 @@ class ProtoGen:
 def _gen_protobuf(case: Case, n: int, rnd: Rand, sid: int):
     from google.protobuf import message_factory
 
-    from connector.decode._protobuf_schema import compile_proto
+    from connector.formats.protobuf._schema import compile_proto
     compiled = compile_proto(case.text, ())
     desc = compiled.find(case.message)
     cls = message_factory.GetMessageClass(desc)
@@ -776,7 +776,7 @@ def json_expected(node, v):
 
 
 def _gen_json(case: Case, n: int, rnd: Rand, sid: int):
-    from connector.decode._json_schema import parse_json_schema
+    from connector.formats.json_schema._schema import parse_json_schema
     root = json.loads(case.text)
     node = parse_json_schema(case.text, max_depth=case.options.max_recursion_depth)
     g = JsonGen(root, rnd)

@@ -14,7 +14,7 @@ import fastavro
 import pytest
 
 from benchmarks.corpus._gen import _strip_for_fastavro, cases, generate, project, same
-from connector.decode import build_decoder
+from connector.formats import build_decoder
 from wireformat import parse_frames
 
 N = 120  # records per schema and seed; the whole file stays well under a minute

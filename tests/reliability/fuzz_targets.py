@@ -16,11 +16,11 @@ import sys
 
 import atheris
 
-with atheris.instrument_imports(include=["wireformat", "connector.decode", "connector.asyncapi"]):
+with atheris.instrument_imports(include=["wireformat", "connector.formats", "connector.asyncapi"]):
     import pyarrow as pa
 
     from connector.asyncapi import load_document
-    from connector.decode import DecodeOptions, build_decoder
+    from connector.formats import DecodeOptions, build_decoder
     from connector.errors import AsyncApiKafkaError
     from registry import Schema, SchemaType
     from wireformat import Framing, Limits, WireFormatError, parse_frames
@@ -49,7 +49,7 @@ class _Spec:
 
 
 def _decoder(fmt):
-    opts = DecodeOptions(max_collection_items=10_000)
+    opts = DecodeOptions(limits=Limits(max_collection_items=10_000))
     if fmt == "avro":
         return build_decoder(_Spec("avro", AVRO), options=opts), Schema(SchemaType.AVRO, AVRO, id=7)
     if fmt == "protobuf":

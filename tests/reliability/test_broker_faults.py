@@ -34,7 +34,7 @@ def _doc(bootstrap: str, topic: str) -> dict:
 
 
 def _setup(bootstrap: str, topic: str, **extra):
-    from connector.spark._options import parse_options
+    from connector.options import parse_options
     from connector.spark._setup import build_setup
 
     opts = {"asyncapi": json.dumps(_doc(bootstrap, topic)), "channel": "c"}

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from connector.asyncapi import load_document, plan_read
 from connector.asyncapi._loader import parse_text
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from connector.errors import AsyncApiDocumentError, AsyncApiKafkaError
 from registry import Schema, SchemaType
 from wireformat import ErrorCode, Framing, Limits, WireFormatError, encode_frame, parse_frames
@@ -185,7 +185,7 @@ def test_avro_collection_cap_allows_exactly_the_limit(fast_path):
     collection sizes): 1000 nulls decode under a cap of 1000, 1001 are a row error."""
     writer = Schema(schema_type=SchemaType.AVRO, text=json.dumps(NULLS), id=7)
     dec = build_decoder(_spec("avro", json.dumps(NULLS)),
-                        options=DecodeOptions(max_collection_items=1000, fast_path=fast_path))
+                        options=DecodeOptions(limits=Limits(max_collection_items=1000), fast_path=fast_path))
     rows = [encode_frame("confluent", 7, _zigzag(n) + b"\x00") for n in (1000, 1001)]
     res = dec.decode(parse_frames(pa.array(rows, pa.binary()), "confluent"), lambda key: writer)
     errs = res.errors.to_pylist()
@@ -311,7 +311,7 @@ def _decoder(fmt: str, fast: bool):
     """Built and warmed once: the deadline measures decoding, not schema compilation."""
     key = (fmt, fast)
     if key not in _DECODERS:
-        opts = DecodeOptions(fast_path=fast, max_collection_items=10_000)
+        opts = DecodeOptions(fast_path=fast, limits=Limits(max_collection_items=10_000))
         if fmt == "avro":
             text = json.dumps(AVRO_WRITER)
             dec = build_decoder(_spec("avro", text), options=opts)

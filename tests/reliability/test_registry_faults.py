@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from connector.asyncapi import load_document, plan_read
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from connector.errors import AsyncApiDocumentError
 from registry import (
     RegistryAuthError, RegistryConfig, RegistryConfigError, RegistryError, RegistryUnavailable, client_for,
@@ -62,7 +62,7 @@ def test_registry_down_at_start_names_the_url_without_credentials():
 def test_registry_down_at_start_fails_the_read_setup_on_the_driver():
     """The driver resolves a pinned reader schema at ``load()`` (Spark ``from_avro`` with
     ``schema.registry`` fails at analysis): the typed error surfaces, with no credential."""
-    from connector.spark._options import parse_options
+    from connector.options import parse_options
     from connector.spark._setup import build_setup
 
     port = closed_port()
@@ -160,7 +160,7 @@ def test_registry_outage_is_not_mistaken_for_malformed_records(registry_server, 
     import datetime as dt
 
     from connector.kafka import RAW_ARROW_SCHEMA
-    from connector.spark._options import parse_options
+    from connector.options import parse_options
     from connector.spark._setup import build_setup
 
     wid = registry_server.register("orders-value", json.dumps(V1))

@@ -29,7 +29,7 @@ ALLOWED = {
     "wireformat": STDLIB | {"numpy", "pyarrow", "wireformat"},
     "registry": STDLIB | {"numpy", "pyarrow", "wireformat", "registry", "requests", "urllib3", "boto3", "botocore"},
 }
-NO_PYSPARK = ("connector/asyncapi", "connector/decode", "connector/kafka", "connector/options", "connector/testing",
+NO_PYSPARK = ("connector/asyncapi", "connector/formats", "connector/kafka", "connector/options", "connector/testing",
               "connector/errors.py")
 # The test stand-ins and the only product package allowed to start them (demo, sandbox).
 TESTING = "connector.testing"

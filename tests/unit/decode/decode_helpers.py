@@ -9,7 +9,7 @@ import pyarrow as pa
 from registry import Schema, SchemaType
 from wireformat import encode_frame, parse_frames
 
-from connector.decode import DecodeOptions
+from connector.formats import DecodeOptions
 
 
 class Spec:

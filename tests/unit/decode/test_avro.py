@@ -13,8 +13,8 @@ from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, avro_bytes, 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions, build_decoder
-from connector.decode._avro import AvroCodec
+from connector.formats import DecodeOptions, build_decoder
+from connector.formats.avro._decode import AvroCodec
 from connector.errors import SchemaMappingError
 
 UTC = dt.timezone.utc
@@ -72,7 +72,7 @@ def rec(i: int) -> dict:
 
 
 def codec(writer, reader=None, options=FAST):
-    from connector.decode._avro_schema import parse_avro
+    from connector.formats.avro._schema import parse_avro
     r = parse_avro(json.dumps(reader))[0] if reader else None
     return AvroCodec(json.dumps(writer), r, json.dumps(reader) if reader else None, options)
 

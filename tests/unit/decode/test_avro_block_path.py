@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.decode import build_decoder
+from connector.formats import build_decoder
 from tests.unit.decode.decode_helpers import FAST, REFERENCE, Registry, Spec, avro_bytes, framed
 
 A = {"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}

@@ -6,13 +6,14 @@ import decimal
 import json
 
 import pyarrow as pa
+from wireformat import Limits
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions
-from connector.decode._avro import AvroCodec
-from connector.decode._avro_schema import arrow_type_of
+from connector.formats import DecodeOptions
+from connector.formats.avro._decode import AvroCodec
+from connector.formats.avro._schema import arrow_type_of
 from tests.unit.decode.test_avro_reference import (
     Names,
     encode,
@@ -24,7 +25,9 @@ from tests.unit.decode.test_avro_reference import (
 )
 
 
-def engine(writer, payloads, reader=None, *, refs=(), max_depth=0, **opts):
+def engine(writer, payloads, reader=None, *, refs=(), max_depth=0, max_collection_items=None, **opts):
+    if max_collection_items is not None:
+        opts["limits"] = Limits(max_collection_items=max_collection_items)
     tree = reader_tree(reader, refs, max_depth) if reader is not None else None
     codec = AvroCodec(json.dumps(writer), tree, json.dumps(reader) if reader is not None else None,
                       DecodeOptions(max_recursion_depth=max_depth, **opts),

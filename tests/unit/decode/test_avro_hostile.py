@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from tests.unit.decode.decode_helpers import Spec, binary
 from tests.unit.decode.test_avro_engine import (
     FLAT,
@@ -117,6 +117,15 @@ def test_a_count_larger_than_the_payload_is_refused_before_allocating():
     out, errs = engine(LONG | {"fields": [{"name": "a", "type": {"type": "array", "items": "long"}}]},
                        [b"\xfe\xff\xff\xff\x0f\x02"])
     assert out.to_pylist() == [None] and "larger than the payload" in errs[0]
+
+
+def test_array_varints_that_never_end_in_a_batch_are_row_errors():
+    """Every row's long items run out before a byte < 0x80: the search for varint ends found
+    none in the whole batch, which raised IndexError and failed the group (Hypothesis found it)."""
+    s = LONG | {"fields": [{"name": "a", "type": {"type": "array", "items": "long"}}]}
+    out, errs = engine(s, [b"\x02\x80", b"\x04\xff\xff"])
+    assert out.to_pylist() == [None, None]
+    assert all("truncated payload or varint longer than 10 bytes" in e for e in errs)
 
 
 # -- truncation and neighbours -------------------------------------------------------------

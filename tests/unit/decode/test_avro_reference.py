@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.decode._avro_schema import parse_avro, union_kind
-from connector.decode._avro_walk import MAX_NESTING
+from connector.formats.avro._schema import parse_avro, union_kind
+from connector.formats.avro._walk import MAX_NESTING
 
 PRIMS = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 

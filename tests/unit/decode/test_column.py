@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from tests.unit.decode.decode_helpers import Spec, avro_bytes
 from wireformat import Framing, encode_frame
 
-from connector.decode import (
+from connector.formats import (
     ColumnResult, DecodeOptions, Mode, as_binary, build_decoder, build_multi_decoder, decode_column,
     first_error_row,
 )
-from connector.decode import _decoder
+from connector.formats.avro import AVRO
 from connector.errors import ConfigError
 
 A = {"type": "record", "name": "A", "namespace": "ev", "fields": [{"name": "x", "type": "int"}]}
@@ -31,7 +31,7 @@ def _json_rows():
 @pytest.mark.parametrize("decoder", [None, build_decoder(JSON)], ids=["payload", "decoder"])
 def test_null_input_is_a_null_value_without_error(decoder):
     """Tombstones: null in, null out, no error, with or without a decoder."""
-    res = decode_column(pa.array(_json_rows(), pa.binary()), framing="confluent", decoder=decoder,
+    res = decode_column(pa.array(_json_rows(), pa.binary()), framing=Framing.CONFLUENT, decoder=decoder,
                         lookup=lambda key: None)
     assert isinstance(res, ColumnResult) and res.framing is Framing.CONFLUENT
     assert res.values[1].as_py() is None and res.errors[1].as_py() is None
@@ -65,7 +65,7 @@ def test_first_error_row():
 def test_schema_ids_follow_the_framing_id_text():
     guid = uuid.UUID(int=9)
     vals = pa.array([encode_frame("confluent", 7, b"{}"), encode_frame("glue", str(guid), b"{}"), None])
-    res = decode_column(vals, framing="auto", decoder=None)
+    res = decode_column(vals, framing=Framing.AUTO, decoder=None)
     assert res.schema_ids.to_pylist() == ["7", str(guid), None]  # auto may meet GUIDs: text
     assert res.parsed.schema_id_at(0) == 7 and res.parsed.schema_id_at(1) == str(guid)
     assert res.parsed.schema_id_at(2) is None
@@ -88,12 +88,12 @@ def test_writer_name_is_parsed_once_per_writer_schema(registry, monkeypatch):
     registry.add(2, B)
     m = build_multi_decoder({"a": Spec("avro", A), "b": Spec("avro", B)})
     calls = []
-    real = _decoder.parse_avro
-    monkeypatch.setattr(_decoder, "parse_avro", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = AVRO.writer_name
+    monkeypatch.setattr(AVRO, "writer_name", lambda *a, **k: calls.append(1) or real(*a, **k))
     vals = pa.array([encode_frame("confluent", 1, avro_bytes(A, {"x": 1})),
                      encode_frame("confluent", 2, avro_bytes(B, {"y": "q"}))])
     for _ in range(3):
-        res = decode_column(vals, framing="confluent", decoder=m, lookup=registry.lookup)
+        res = decode_column(vals, framing=Framing.CONFLUENT, decoder=m, lookup=registry.lookup)
         assert res.values.to_pylist() == [{"a": {"x": 1}, "b": None}, {"a": None, "b": {"y": "q"}}]
     assert len(calls) <= 2  # one per writer schema, not one per group per batch
 
@@ -107,10 +107,10 @@ def test_multi_decoder_shares_the_single_decoders_lookup_rules(registry):
     multi = build_multi_decoder({"a": Spec("avro", A), "b": Spec("avro", B)})
     vals = pa.array([encode_frame("confluent", 4, b"{}")])
     for d in (single, multi):
-        res = decode_column(vals, framing="confluent", decoder=d, lookup=registry.lookup)
+        res = decode_column(vals, framing=Framing.CONFLUENT, decoder=d, lookup=registry.lookup)
         assert "schema id 4 is json, expected avro" in res.errors[0].as_py()
     jmulti = build_multi_decoder({"j": JSON}, options=DecodeOptions())
-    res = decode_column(pa.array([encode_frame("confluent", 5, b'{"n": 3}')]), framing="confluent",
+    res = decode_column(pa.array([encode_frame("confluent", 5, b'{"n": 3}')]), framing=Framing.CONFLUENT,
                         decoder=jmulti, lookup=lambda key: None)
     assert res.errors.to_pylist() == [None] and res.values.to_pylist() == [{"j": {"n": 3}}]
 
@@ -122,7 +122,7 @@ def test_decode_column_payloads_match_a_per_row_reference(rows, skip):
     """No decoder: payload, error and id per row equal a plain-Python reading of each frame."""
     vals = [encode_frame("confluent", r, b"p%d" % r) if isinstance(r, int) else r for r in rows]
     arr = pa.array([b"pad"] * skip + vals, pa.binary()).slice(skip)
-    res = decode_column(arr, framing="confluent", decoder=None)
+    res = decode_column(arr, framing=Framing.CONFLUENT, decoder=None)
     for i, v in enumerate(vals):
         ok = v is not None and len(v) >= 5 and v[0] == 0
         assert res.values[i].as_py() == (v[5:] if ok else None)

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from registry import Schema, SchemaType
 
-from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
-from connector.decode._protobuf import frame_as_repeated
+from connector.formats import DecodeOptions, build_decoder, build_multi_decoder
+from connector.formats.protobuf._decode import frame_as_repeated
 from connector.errors import ConfigError
 from test_avro import ALL, MAPS
 from test_json import SCHEMA as JSON_SCHEMA
@@ -35,7 +35,7 @@ def test_arrow_type_survives_spark_round_trip(spec):
 
 
 def test_package_imports_without_pyspark():
-    code = ("import sys, connector.decode; "
+    code = ("import sys, connector.formats; "
             "assert not [m for m in sys.modules if m.startswith('pyspark')], 'pyspark imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -52,7 +52,7 @@ def test_registry_schema_as_reader_and_pickling(registry):
 
 def test_missing_reader_and_wrong_writer_format(registry):
     with pytest.raises(ConfigError):
-        build_decoder(None, options=DecodeOptions(format="avro"))
+        build_decoder(None, fmt="avro")
     registry.add(4, '{"type": "object"}', "JSON")
     d = build_decoder(Spec("avro", A), options=DecodeOptions())
     res = d.decode(framed([(4, b"{}")]), registry.lookup)

@@ -9,7 +9,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from connector.decode import DecodeOptions, SchemaEvolutionError, build_decoder
+from connector.formats import DecodeOptions, EvolutionMode, SchemaEvolutionError, build_decoder
 from registry import Schema, SchemaType
 from wireformat import encode_frame, parse_frames
 
@@ -49,7 +49,7 @@ def _decode(mode, records, schema_id=7, writer=WRITER):
                8: Schema(SchemaType.AVRO, json.dumps(READER), id=8)}
     values = pa.array([None if r is None else encode_frame("confluent", schema_id, _encode(writer, r))
                        for r in records], pa.binary())
-    dec = build_decoder(_Spec(), options=DecodeOptions(evolution=mode))
+    dec = build_decoder(_Spec(), options=DecodeOptions(evolution=EvolutionMode.parse(mode)))
     return dec.decode(parse_frames(values, "confluent"), lambda key: schemas[key[1]])
 
 
@@ -134,7 +134,7 @@ def _proto_decode(mode):
     schemas = {9: Schema(SchemaType.PROTOBUF, PROTO_WRITER, id=9)}
     values = pa.array([encode_frame("confluent", 9, encode_protobuf_indexes([0]) + _proto_order(i))
                        for i in range(3)], pa.binary())
-    dec = build_decoder(Spec(), options=DecodeOptions(evolution=mode))
+    dec = build_decoder(Spec(), options=DecodeOptions(evolution=EvolutionMode.parse(mode)))
     return dec.decode(parse_frames(values, "confluent", protobuf_indexes=True), lambda key: schemas[key[1]])
 
 

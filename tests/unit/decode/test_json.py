@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions, build_decoder
-from connector.decode._json import JsonCodec
-from connector.decode._json_schema import parse_json_schema
+from connector.formats import DecodeOptions, build_decoder
+from connector.formats.json_schema._decode import JsonCodec
+from connector.formats.json_schema._schema import parse_json_schema
 from connector.errors import SchemaMappingError
 from tests.unit.decode.decode_helpers import FAST, REFERENCE, Spec, binary, framed
 
@@ -93,7 +93,7 @@ def test_map_and_free_form_fields_decode_on_the_vectorized_path():
 
 def test_no_schema_gives_json_text(registry):
     registry.add(1, {"type": "object"}, "JSON")
-    d = build_decoder(None, options=DecodeOptions(format="json"))
+    d = build_decoder(None, fmt="json")
     assert d.arrow_type == pa.string()
     res = d.decode(framed([(1, b'{"a": 1}'), (1, b"nope")]), registry.lookup)
     assert res.values.to_pylist() == ['{"a": 1}', None] and res.errors.to_pylist()[1]

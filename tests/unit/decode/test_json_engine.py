@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from benchmarks.json_engine_bench import EVENT_SCHEMAS
 from benchmarks.wide_bench import json_schema as wide_schema
-from connector.decode import DecodeOptions
-from connector.decode._json import JsonCodec
-from connector.decode._json_schema import JNode, parse_json_schema
+from connector.formats import DecodeOptions
+from connector.formats.json_schema._decode import JsonCodec
+from connector.formats.json_schema._schema import JNode, parse_json_schema
 
 UTC = dt.timezone.utc
 

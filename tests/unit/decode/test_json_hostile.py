@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+from wireformat import Limits
 import pytest
 
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from registry import SchemaNotFound
 from tests.unit.decode.decode_helpers import Registry, Spec, framed
 
@@ -103,7 +104,7 @@ def test_union_and_free_form_types_are_checked(payload):
 
 
 def test_nesting_deeper_than_the_cap_is_a_row_error():
-    from connector.decode._json_guard import MAX_NESTING
+    from connector.formats.json_schema._guard import MAX_NESTING
 
     blob = {"type": "object", "properties": {"id": {"type": "integer"}, "blob": {}}}
     ok = b'{"id": 1, "blob": ' + b"[" * (MAX_NESTING - 1) + b"]" * (MAX_NESTING - 1) + b"}"
@@ -116,7 +117,7 @@ def test_nesting_deeper_than_the_cap_is_a_row_error():
 
 
 def test_collection_cap_is_a_row_error():
-    opts = DecodeOptions(max_collection_items=20)
+    opts = DecodeOptions(limits=Limits(max_collection_items=20))
     small = json.dumps({"id": 1, "lines": [{"x": i} for i in range(3)]}).encode()
     big = json.dumps({"id": 1, "lines": [{"x": i} for i in range(30)]}).encode()
     vals, errs = decode([small, big], options=opts)
@@ -125,7 +126,7 @@ def test_collection_cap_is_a_row_error():
 
 
 def test_size_cap_is_a_row_error():
-    vals, errs = decode([GOOD, b'{"name": "' + b"x" * 500 + b'"}'], options=DecodeOptions(max_record_bytes=200))
+    vals, errs = decode([GOOD, b'{"name": "' + b"x" * 500 + b'"}'], options=DecodeOptions(limits=Limits(max_record_bytes=200)))
     assert errs[0] is None and "max_record_bytes" in errs[1] and vals[1] is None
 
 
@@ -180,6 +181,6 @@ def test_json_null_payload_is_a_null_row_and_a_top_level_array_an_error():
 
 def test_null_payload_is_a_row_error():
     d = build_decoder(Spec("json", SCHEMA), options=DecodeOptions())
-    from connector.decode._json import JsonCodec  # noqa: F401 - the codec behind the decoder
-    vals, errs = d._state().json.decode(pa.array([GOOD, None], pa.binary()), "3")
+    from connector.formats.json_schema._decode import JsonCodec  # noqa: F401 - the codec behind the decoder
+    vals, errs = d._state().reader.codec.decode(pa.array([GOOD, None], pa.binary()), "3")
     assert vals.to_pylist() == [GOOD_ROW, None] and errs[0] is None and "null payload" in errs[1]

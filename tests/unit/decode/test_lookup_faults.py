@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
+from connector.formats import DecodeOptions, build_decoder, build_multi_decoder
 from connector.errors import ConfigError
 from registry import (RegistryAuthError, RegistryProtocolError, RegistryTLSError, RegistryUnavailable,
                       SchemaNotFound, SchemaParseError)

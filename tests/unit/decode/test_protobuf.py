@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.unit.decode.decode_helpers import Spec, binary, framed
 from wireformat import encode_frame, encode_protobuf_indexes
 
-from connector.decode import DecodeOptions, build_decoder, build_multi_decoder
+from connector.formats import DecodeOptions, EnumRepr, build_decoder, build_multi_decoder
 from connector.errors import SchemaMappingError
 
 UTC = dt.timezone.utc
@@ -127,7 +127,7 @@ def test_every_rule(pb):
 
 
 def test_enum_as_int_and_proto2_presence(pb):
-    d = build_decoder(Spec("protobuf", PROTO, "Order"), options=DecodeOptions(enum_as="int"))
+    d = build_decoder(Spec("protobuf", PROTO, "Order"), options=DecodeOptions(enum_as=EnumRepr.INT))
     vals, _ = d.decode_group(binary([order(pb, 1).SerializeToString()]), None, (), "1")
     assert d.arrow_type.field("status").type == pa.int32() and vals.to_pylist()[0]["status"] == 1
     d2 = build_decoder(Spec("protobuf", PROTO2), options=DecodeOptions())
@@ -181,7 +181,7 @@ def _b64_file(name: str, *deps: str) -> str:
 
 
 def test_descriptor_import_cycle_and_deep_chain_refused():
-    from connector.decode._protobuf_schema import compile_proto
+    from connector.formats.protobuf._schema import compile_proto
 
     # base64 descriptors (what Confluent registers) whose references import each other
     refs = (("b.proto", _b64_file("b.proto", "a.proto")), ("a.proto", _b64_file("a.proto", "b.proto")))
@@ -238,7 +238,7 @@ message Ev {
 def test_fast_path_equals_per_row_reference(evs, corrupt):
     fast = build_decoder(Spec("protobuf", TIMES, "t.Ev"), options=DecodeOptions())
     ref = build_decoder(Spec("protobuf", TIMES, "t.Ev"), options=DecodeOptions(fast_path=False))
-    cls = fast._state().reader_proto.cls
+    cls = fast._state().reader.codec.cls
     payloads = []
     for e in evs:
         m = cls(id=e["id"], k=e["k"])
@@ -259,7 +259,7 @@ def test_fast_path_equals_per_row_reference(evs, corrupt):
 
 @pytest.mark.parametrize("fmt", ["protobuf", "avro"])
 def test_reader_schema_without_text_is_a_schema_mapping_error(fmt):
-    from connector.decode import DecodeOptions, build_decoder
+    from connector.formats import DecodeOptions, build_decoder
     from connector.errors import SchemaMappingError
 
     class Spec:
@@ -278,7 +278,7 @@ def test_timestamp_bytes_vectorized_match_protobuf(rows):
     import pyarrow as pa
     from google.protobuf import timestamp_pb2
 
-    from connector.decode._protobuf import _time_from_bytes
+    from connector.formats.protobuf._decode import _time_from_bytes
 
     vals, want = [], []
     for secs, nanos, cut in rows:

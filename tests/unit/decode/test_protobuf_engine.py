@@ -8,9 +8,10 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wireformat import Limits
 
 from benchmarks.protobuf_engine_bench import SHAPES, random_message
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import DecodeOptions, build_decoder
 from tests.unit.decode.decode_helpers import Spec, binary
 from tests.unit.decode.test_protobuf import PROTO, PROTO2
 
@@ -31,7 +32,7 @@ def decoders(name):
                              options=DecodeOptions(max_recursion_depth=depth))
         ref = build_decoder(Spec("protobuf", text, msg),
                             options=DecodeOptions(max_recursion_depth=depth, fast_path=False))
-        _DECODERS[name] = (fast, ref, fast._state().reader_proto.cls)
+        _DECODERS[name] = (fast, ref, fast._state().reader.codec.cls)
     return _DECODERS[name]
 
 
@@ -59,7 +60,7 @@ def run(name, payloads):
 def test_every_schema_takes_the_engine():
     for name in SCHEMAS:
         fast = decoders(name)[0]
-        codec = fast._state().reader_proto
+        codec = fast._state().reader.codec
         assert codec._engine_ok, name
         fast.decode_group(binary([b""]), None, (), "1")
         assert codec._engine is not None
@@ -138,7 +139,9 @@ message M {
 """
 
 
-def _one(payloads, **opts):
+def _one(payloads, max_collection_items=None, **opts):
+    if max_collection_items is not None:
+        opts["limits"] = Limits(max_collection_items=max_collection_items)
     d = build_decoder(Spec("protobuf", T, "h.M"), options=DecodeOptions(**opts))
     vals, errs = d.decode_group(binary(payloads), None, (), "9")
     return vals.to_pylist(), errs
@@ -191,7 +194,7 @@ def test_groups_and_odd_map_entries_follow_protobuf(fast_path):
 @pytest.mark.parametrize("fast_path", [True, False])
 def test_timestamps_and_durations_out_of_range_are_row_errors(fast_path):
     d = build_decoder(Spec("protobuf", T, "h.M"), options=DecodeOptions())
-    cls = d._state().reader_proto.cls
+    cls = d._state().reader.codec.cls
     m = [cls(), cls(), cls(), cls()]
     m[0].at.seconds = 2**62                       # wrapped/saturated before: now an error
     m[1].took.seconds = -(2**62)
@@ -230,7 +233,7 @@ def test_data_below_the_recursion_cut_is_dropped_and_hostile_depth_is_a_row_erro
     without recursion driven by the data."""
     d = build_decoder(Spec("protobuf", TREE, "t.Node"),
                       options=DecodeOptions(max_recursion_depth=2, fast_path=fast_path))
-    cls = d._state().reader_proto.cls
+    cls = d._state().reader.codec.cls
     deep = b""
     for _ in range(10_000):
         deep = b"\x1a" + _len(len(deep)) + deep
@@ -259,7 +262,7 @@ def test_several_messages_need_a_name():
     with pytest.raises(SchemaMappingError, match=r"several messages \(shop.Order, shop.Refund\).*"
                                                  r"schema.message"):
         build_decoder(Spec("protobuf", PROTO), options=DecodeOptions())
-    d = build_decoder(Spec("protobuf", PROTO), options=DecodeOptions(protobuf_message="shop.Refund"))
+    d = build_decoder(Spec("protobuf", PROTO), message="shop.Refund")
     assert d.full_name == "shop.Refund"
     assert build_decoder(Spec("protobuf", PROTO2), options=DecodeOptions()).full_name == "legacy.Item"
 
@@ -269,8 +272,8 @@ def test_records_of_the_chosen_message_decode_others_are_row_errors(registry):
     from wireformat import encode_frame, encode_protobuf_indexes
 
     registry.add(3, PROTO, "PROTOBUF")
-    d = build_decoder(registry.by_id[3], options=DecodeOptions(protobuf_message="shop.Refund"))
-    cls = d._state().reader_proto.cls
+    d = build_decoder(registry.by_id[3], message="shop.Refund")
+    cls = d._state().reader.codec.cls
     rows = [encode_frame("confluent", 3, encode_protobuf_indexes([1]) + cls(order_id=4).SerializePartialToString()),
             encode_frame("confluent", 3, encode_protobuf_indexes([0]) + b"\x08\x01")]
     res = d.decode(framed(rows, protobuf_indexes=True), registry.lookup)
@@ -282,13 +285,13 @@ def test_records_of_the_chosen_message_decode_others_are_row_errors(registry):
 @pytest.mark.parametrize("name", ["recursive", "nested"])
 def test_per_level_route_equals_reference(name, monkeypatch):
     """Schemas too bushy to unroll decode recursive fields one level per ptars call."""
-    import connector.decode._proto_arrow as engine
+    import connector.formats.protobuf._arrow as engine
 
     monkeypatch.setattr(engine, "unrolled_pool", lambda desc, t: None)
     text, msg, depth, nest = SCHEMAS[name]
     # options no other test uses: a fresh per-process decoder state, built under the patch
     fast = build_decoder(Spec("protobuf", text, msg),
-                         options=DecodeOptions(max_recursion_depth=depth, max_collection_items=999_999))
+                         options=DecodeOptions(max_recursion_depth=depth, limits=Limits(max_collection_items=999_999)))
     _, ref, cls = decoders(name)
     rnd = random.Random(11)
     payloads = [random_message(cls, rnd, depth=rnd.randint(0, nest)).SerializePartialToString()
@@ -296,6 +299,6 @@ def test_per_level_route_equals_reference(name, monkeypatch):
     payloads += [payloads[i] + payloads[i + 1] for i in range(0, 20, 2)]  # merges
     a, ea = fast.decode_group(binary(payloads), None, (), "5")
     b, eb = ref.decode_group(binary(payloads), None, (), "5")
-    assert fast._state().reader_proto._engine._cut  # the per-level route ran
+    assert fast._state().reader.codec._engine._cut  # the per-level route ran
     assert [e is None for e in ea] == [e is None for e in eb]
     assert [norm(x) for x in a.to_pylist()] == [norm(x) for x in b.to_pylist()]

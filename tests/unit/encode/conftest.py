@@ -5,7 +5,7 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def no_silent_fallback():
-    from connector.encode._options import FALLBACKS
+    from connector.formats.core._encode_options import FALLBACKS
 
     before = dict(FALLBACKS)
     yield

@@ -107,14 +107,14 @@ def top_schema():
 
 # -- values (Python objects pa.array takes for arrow_type_of(node)) ----------------------------
 def value(node, loose=False):
-    """Strategy of values for a connector.decode._avro_schema.Node (``loose``: nulls anywhere,
+    """Strategy of values for a connector.formats.avro._schema.Node (``loose``: nulls anywhere,
     unknown enum symbols, wrong fixed sizes, several union members: rows that must fail)."""
     s = _value(node, loose)
     return st.one_of(st.none(), s) if loose else s
 
 
 def _value(node, loose):
-    from connector.decode._avro_schema import union_kind
+    from connector.formats.avro._schema import union_kind
 
     if loose and node.kind == "enum":
         return st.sampled_from(list(node.symbols) + ["NOPE"])

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions, build_decoder
-from connector.decode._avro_schema import parse_avro, union_kind
-from connector.encode import EncodeError, EncodeOptions, build_encoder
+from connector.formats import DecodeOptions, build_decoder
+from connector.formats.avro._schema import parse_avro, union_kind
+from connector.formats import EncodeError, EncodeOptions, build_encoder
 from registry import Schema, SchemaType
 from tests.unit.encode.encode_helpers import Spec, top_schema, value
 from wireformat import frame_payloads, parse_frames

@@ -11,7 +11,7 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from connector.encode import build_encoder
+from connector.formats import build_encoder
 from registry import RegistryConfig, client_for
 from connector.testing import RegistryServer
 from tests.unit.encode.encode_helpers import Spec
@@ -109,7 +109,7 @@ def test_protobuf_deserializer_reads_ours_with_message_indexes(server):
 
     from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 
-    from connector.decode._protobuf_schema import compile_proto
+    from connector.formats.protobuf._schema import compile_proto
 
     compiled = compile_proto(PROTO)
     # registered as confluent-kafka's ProtobufSerializer does: base64 FileDescriptorProto

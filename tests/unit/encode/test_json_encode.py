@@ -10,8 +10,8 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions, build_decoder
-from connector.encode import EncodeOptions, build_encoder
+from connector.formats import DecodeOptions, build_decoder
+from connector.formats import EncodeOptions, build_encoder
 from tests.unit.encode.encode_helpers import UTC, Spec
 from wireformat import frame_payloads, parse_frames
 
@@ -76,7 +76,7 @@ def _value(n):
 
 @st.composite
 def case(draw):
-    from connector.decode._json_schema import parse_json_schema
+    from connector.formats.json_schema._schema import parse_json_schema
 
     schema = draw(_object(_schema(2)))
     node = parse_json_schema(json.dumps(schema))

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.decode import DecodeOptions, build_decoder
-from connector.decode._protobuf_schema import compile_proto
-from connector.encode import EncodeOptions, build_encoder
+from connector.formats import DecodeOptions, build_decoder
+from connector.formats.protobuf._schema import compile_proto
+from connector.formats import EncodeOptions, build_encoder
 from tests.unit.encode.encode_helpers import UTC, Spec
 from wireformat import frame_payloads, parse_frames
 

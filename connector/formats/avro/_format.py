@@ -1,0 +1,117 @@
+"""Avro as a :class:`connector.formats.core.PayloadFormat`: the reader, the encoder and the
+writer names the generic ``Decoder``/``Encoder`` ask for."""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from registry import SchemaType
+
+from connector.errors import SchemaMappingError
+from connector.formats.avro._decode import AvroCodec
+from connector.formats.avro._encode import encode_avro
+from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
+from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of, refs_texts
+
+__all__ = ["AVRO", "AvroFormat", "reader_aliases"]
+
+
+def reader_aliases(reader_node: Node | None) -> dict[str, str]:
+    """Avro field aliases of a reader type tree → the reader's field name."""
+    out: dict[str, str] = {}
+    seen: set[int] = set()
+    stack: list[Any] = [reader_node] if reader_node is not None else []
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        for f in getattr(n, "fields", ()) or ():
+            for a in f.aliases:
+                out.setdefault(a, f.name)
+            stack.append(f.type)
+        stack.extend(getattr(n, "branches", ()) or ())
+        stack.append(getattr(n, "items", None))
+    return out
+
+
+class AvroReader:
+    """A reader schema and one compiled plan per writer schema met (cached here)."""
+
+    def __init__(self, text: str, refs: tuple, options: DecodeOptions):
+        self.text, self.refs, self.options = text, refs_texts(refs), options
+        self.node, _ = parse_avro(text, max_depth=options.max_recursion_depth, refs=self.refs)
+        self.arrow_type: pa.DataType = arrow_type_of(self.node)
+        self.full_name: str | None = self.node.name
+        self.aliases: Mapping[str, str] = reader_aliases(self.node)
+        self._codecs: dict[tuple, AvroCodec] = {}
+        self._lock = threading.Lock()
+
+    def decode_group(self, payloads: pa.BinaryArray, writer: Any, path: tuple, label: str):
+        text = writer.text if writer is not None else self.text
+        w_refs = refs_texts(refs_of(writer)) if writer is not None else self.refs
+        codec = self._codecs.get((text, w_refs))
+        if codec is None:
+            codec = AvroCodec(text, self.node, self.text, self.options, writer_refs=w_refs, reader_refs=self.refs)
+            with self._lock:
+                self._codecs[(text, w_refs)] = codec
+        return codec.decode(payloads, label)
+
+
+class AvroEncoderModel:
+    def __init__(self, text: str, refs: tuple, options: EncodeOptions):
+        self.node, recursive = parse_avro(text, max_depth=options.max_recursion_depth, refs=refs_texts(refs))
+        if recursive:
+            # the decoder's type cuts recursion at a depth: the cut fields would be missing
+            # from every record, which no Avro reader accepts
+            raise SchemaMappingError("recursive Avro schemas cannot be encoded (fields cut at "
+                                     "max_recursion_depth would be missing)")
+        self.arrow_type: pa.DataType = arrow_type_of(self.node)
+        self.full_name: str | None = self.node.name
+        self.message_indexes: list[int] | None = None
+
+    def encode(self, values: pa.Array, fast: bool):
+        return encode_avro(self.node, values, fast)
+
+
+class AvroFormat:
+    """Avro (``schemaFormat`` ``application/vnd.apache.avro*``, registry type ``AVRO``)."""
+
+    name = "avro"
+    registry_type = SchemaType.AVRO
+    indexed_messages = False
+
+    def reader(self, text, refs, message, options):
+        if not text:
+            raise SchemaMappingError("the avro reader schema has no text")
+        return AvroReader(text, refs, options)
+
+    def writer_name(self, text, refs, path, options):
+        return parse_avro(text, max_depth=max(1, options.max_recursion_depth), refs=refs_texts(refs))[0].name
+
+    def record_name(self, text, refs, message):
+        """``namespace.name`` of the top-level record, read without compiling (recursive
+        schemas have a name too)."""
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+            return None
+        name, ns = doc["name"], doc.get("namespace")
+        return f"{ns}.{name}" if "." not in name and isinstance(ns, str) and ns else name
+
+    def encoder(self, text, refs, message, options):
+        if not text:
+            raise SchemaMappingError("the avro schema has no text to encode with")
+        return AvroEncoderModel(text, refs, options)
+
+    def canonical(self, text: str) -> str:
+        return canonical_text(text)
+
+
+AVRO = AvroFormat()

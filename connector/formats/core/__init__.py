@@ -1,0 +1,67 @@
+"""What every payload format shares: options, results and errors, Arrow helpers, row errors,
+the per-process cache of compiled schemas, and the contract a format package fulfils.
+
+Nothing here knows a format; ``connector.formats.avro`` / ``protobuf`` / ``json_schema`` build
+on it, and the generic ``Decoder``/``Encoder`` in :mod:`connector.formats` drive them.
+
+Examples
+--------
+>>> from connector.formats.core import Mode, EvolutionMode
+>>> Mode.parse("permissive"), EvolutionMode.parse("RESCUE")
+(<Mode.PERMISSIVE: 'PERMISSIVE'>, <EvolutionMode.RESCUE: 'rescue'>)
+"""
+from connector.formats.core._arrow import payload_view, to_arrow_checked
+from connector.formats.core._coerce import ValueFitError, coerce
+from connector.errors import EncodeError, SchemaEvolutionError
+from connector.formats.core._encode_options import FALLBACKS, EncodeOptions, EncodeResult, note_fallback
+from connector.formats.core._enum import OptionEnum
+from connector.formats.core._evolution import (
+    RESCUED_COLUMN,
+    EvolutionMode,
+    new_fields,
+    rescue_json,
+)
+from connector.formats.core._format import EncoderModel, PayloadFormat, ReaderModel, canonical_text, refs_of, refs_texts
+from connector.formats.core._options import DecodeOptions, DecodeResult, EnumRepr, Mode
+from connector.formats.core._process import ProcessCache, SchemaBound
+from connector.formats.core._rows import (
+    RowBook,
+    fault_text,
+    label_of,
+    payloads_of,
+    raise_unless_records_fault,
+    row_groups,
+    scatter,
+)
+from connector.formats.core._vec import (
+    EMPTY_BYTES,
+    ZERO_BYTE,
+    RowErrors,
+    binary_from_buffers,
+    byte_rows,
+    dense,
+    fixed_width_rows,
+    int_values,
+    join_rows,
+    valid_mask,
+    varint_lengths,
+    varints,
+    with_validity,
+    zigzag,
+)
+
+__all__ = [
+    # options, results, errors
+    "Mode", "EnumRepr", "EvolutionMode", "OptionEnum", "DecodeOptions", "DecodeResult", "EncodeOptions",
+    "EncodeResult", "EncodeError", "SchemaEvolutionError", "ValueFitError", "RESCUED_COLUMN", "FALLBACKS",
+    "note_fallback",
+    # the format contract and the per-process cache
+    "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
+    # decoding: Arrow helpers, row errors, schema evolution
+    "payload_view", "to_arrow_checked", "RowBook", "fault_text", "label_of", "payloads_of",
+    "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
+    # encoding: Arrow casting and vectorized byte building
+    "coerce", "EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
+    "fixed_width_rows", "int_values", "join_rows", "valid_mask", "varint_lengths", "varints", "with_validity",
+    "zigzag",
+]

@@ -1,0 +1,84 @@
+"""JSON Schema as a :class:`connector.formats.core.PayloadFormat`: the reader, the encoder and the
+writer names the generic ``Decoder``/``Encoder`` ask for.
+
+JSON payloads are self-describing: the reader schema decodes every row; a framed writer id
+only has to be one the registry knows, of a JSON Schema (checked by the generic layer).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from registry import SchemaType
+
+from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text
+from connector.formats.json_schema._decode import JsonCodec
+from connector.formats.json_schema._encode import JsonEncoder
+from connector.formats.json_schema._schema import parse_json_schema
+
+__all__ = ["JSON_SCHEMA", "JsonSchemaFormat", "json_title"]
+
+
+def json_title(text: str | None) -> str | None:
+    """A JSON Schema's ``title``: the record name Confluent's serializers use for subjects."""
+    try:
+        t = json.loads(text).get("title") if text else None
+    except (ValueError, AttributeError):
+        return None
+    return t if isinstance(t, str) else None
+
+
+class JsonSchemaReader:
+    aliases: dict[str, str] = {}
+
+    def __init__(self, text: str | None, options: DecodeOptions):
+        self.codec = JsonCodec(parse_json_schema(text, max_depth=options.max_recursion_depth), options)
+        self.arrow_type: pa.DataType = self.codec.arrow_type
+        self.full_name: str | None = json_title(text)
+
+    def decode_group(self, payloads: pa.BinaryArray, writer: Any, path: tuple, label: str):
+        return self.codec.decode(payloads, label)
+
+
+class JsonSchemaEncoderModel:
+    message_indexes: list[int] | None = None
+
+    def __init__(self, text: str | None, options: EncodeOptions):
+        node = parse_json_schema(text, max_depth=options.max_recursion_depth)
+        self.json = JsonEncoder(node, text, options.validate_json)
+        self.arrow_type: pa.DataType = node.arrow
+        self.full_name: str | None = json_title(text)
+
+    def encode(self, values: pa.Array, fast: bool):
+        out, errors = self.json.encode(values, fast)
+        return (out if isinstance(out, pa.Array) else pa.array(out, pa.binary())), errors
+
+
+class JsonSchemaFormat:
+    """JSON Schema (``schemaFormat`` ``application/schema+json*``, registry type ``JSON``).
+
+    A reader without text reads any JSON document as JSON text."""
+
+    name = "json"
+    registry_type = SchemaType.JSON
+    indexed_messages = False
+
+    def reader(self, text, refs, message, options):
+        return JsonSchemaReader(text, options)
+
+    def writer_name(self, text, refs, path, options):
+        return json_title(text)
+
+    def record_name(self, text, refs, message):
+        return json_title(text)
+
+    def encoder(self, text, refs, message, options):
+        return JsonSchemaEncoderModel(text, options)
+
+    def canonical(self, text: str) -> str:
+        return canonical_text(text)
+
+
+JSON_SCHEMA = JsonSchemaFormat()

@@ -1,0 +1,22 @@
+"""Protobuf: the schema model (``.proto`` text compiled with its imports, message choice, Arrow
+types), the vectorized decoder (ptars behind a numba wire check, protobuf's own parser as the
+checked path) and the column-wise encoder with its per-record reference.
+
+Examples
+--------
+>>> from connector.formats.protobuf import PROTOBUF, compile_proto
+>>> compile_proto('syntax = "proto3"; package p; message A {} message B {}').message_names()
+['p.A', 'p.B']
+"""
+from connector.formats.protobuf._format import PROTOBUF, ProtobufFormat
+from connector.formats.protobuf._schema import (
+    WKT_JSON,
+    WKT_SCALARS,
+    CompiledProto,
+    arrow_type_of_message,
+    compile_proto,
+    is_map,
+)
+
+__all__ = ["PROTOBUF", "ProtobufFormat", "CompiledProto", "compile_proto", "arrow_type_of_message", "is_map",
+           "WKT_JSON", "WKT_SCALARS"]
