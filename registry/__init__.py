@@ -13,7 +13,13 @@ Examples
 from registry._apicurio import ApicurioRegistry
 from registry._base import SchemaRegistry
 from registry._cache import CachingRegistry, clear_clients, client_for, make_backend
-from registry._config import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES, RegistryConfig
+from registry._config import (
+    REGISTRY_OPTION_NAMES,
+    REGISTRY_OPTIONS,
+    SECRET_OPTION_NAMES,
+    RegistryConfig,
+    RegistryOption,
+)
 from registry._confluent import ConfluentRegistry, IncompatibleSchemaError, InvalidSchemaError
 from registry._errors import (
     ENVIRONMENT_FAULT,
@@ -32,11 +38,12 @@ from registry._file import FileRegistry, export_snapshot
 from registry._glue import GlueRegistry
 from registry._redact import redact_servers, redact_text, redact_url, split_userinfo, strip_userinfo
 from registry._strategy import SubjectNameStrategy, subject_name
-from registry._types import CacheStats, Schema, SchemaReference, SchemaType, Secret
+from registry._vendor import Vendor
+from registry._types import CacheStats, Schema, SchemaReference, SchemaType, Secret, schema_type_of
 
 __all__ = [
-    "SchemaType", "Schema", "SchemaReference", "Secret", "CacheStats",
-    "RegistryConfig", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES",
+    "SchemaType", "schema_type_of", "Schema", "SchemaReference", "Secret", "CacheStats",
+    "RegistryConfig", "RegistryOption", "REGISTRY_OPTIONS", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES", "Vendor",
     "redact_url", "redact_servers", "redact_text", "split_userinfo", "strip_userinfo",
     "SchemaRegistry", "ConfluentRegistry", "ApicurioRegistry", "GlueRegistry", "FileRegistry",
     "CachingRegistry", "client_for", "make_backend", "clear_clients",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import abc
+from typing import Any
 import enum
 import uuid
 from collections.abc import Callable
@@ -84,6 +85,18 @@ class SchemaRegistry(abc.ABC):
         """
         if not isinstance(self.list_subjects(), list):
             raise RegistryProtocolError("the subject listing is not a list: is this a schema registry?")
+
+    def register_schema(self, subject: str, schema: Any, normalize: bool = False) -> Any:
+        """Register ``schema`` under ``subject`` if absent; return its id (Glue: the version UUID).
+
+        Raises
+        ------
+        RegistryConfigError
+            This registry cannot register schemas (a file snapshot; Apicurio's native API).
+        """
+        raise RegistryConfigError(f"{type(self).__name__} cannot register schemas: register the schema first "
+                                  "and write with 'use.latest.version' or 'use.schema.id' (or use a "
+                                  "Confluent-compatible registry)")
 
     def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing
         """Release connections (idempotent)."""

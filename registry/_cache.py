@@ -25,6 +25,7 @@ from typing import Any
 from wireformat import add_note
 
 from registry._base import SchemaRegistry, guid_text
+from registry._vendor import Vendor
 from registry._config import RegistryConfig
 from registry._errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
                               SchemaNotFound)
@@ -300,10 +301,7 @@ class CachingRegistry(SchemaRegistry):
         """
         from registry._confluent import _registration
 
-        register = getattr(self.backend, "register_schema", None)
-        if register is None:
-            raise RegistryConfigError(f"{type(self.backend).__name__} cannot register schemas; "
-                                      "use a Confluent-compatible registry")
+        register = self.backend.register_schema
         text, stype, refs = _registration(schema)
         key = ("register", subject, text, stype, tuple((r.name, r.subject, int(r.version)) for r in refs),
                bool(normalize))
@@ -333,16 +331,16 @@ class CachingRegistry(SchemaRegistry):
 
 def make_backend(config: RegistryConfig) -> SchemaRegistry:
     """Build the uncached client for ``config.vendor``."""
-    if config.vendor == "confluent":
+    if config.vendor is Vendor.CONFLUENT:
         from registry._confluent import ConfluentRegistry
         return ConfluentRegistry(config)
-    if config.vendor == "apicurio":
+    if config.vendor is Vendor.APICURIO:
         from registry._apicurio import ApicurioRegistry
         return ApicurioRegistry(config)
-    if config.vendor == "aws-glue":
+    if config.vendor is Vendor.AWS_GLUE:
         from registry._glue import GlueRegistry
         return GlueRegistry(config)
-    if config.vendor == "file":
+    if config.vendor is Vendor.FILE:
         from registry._file import FileRegistry
         return FileRegistry(config.file_path)
     raise RegistryConfigError(f"unknown vendor {config.vendor!r}")

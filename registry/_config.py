@@ -12,54 +12,136 @@ from typing import Any
 from registry._errors import RegistryConfigError
 from registry._redact import redact_url
 from registry._types import Secret
+from registry._vendor import Vendor
 
-__all__ = ["RegistryConfig", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES", "VENDORS",
+__all__ = ["RegistryConfig", "RegistryOption", "REGISTRY_OPTIONS", "REGISTRY_OPTION_NAMES", "SECRET_OPTION_NAMES",
+           "VENDORS",
            "redact_url", "split_credentials", "check_address"]
 
 log = logging.getLogger("registry")
 
-VENDORS = ("confluent", "apicurio", "aws-glue", "file")
-_VENDOR_ALIASES = {"confluent": "confluent", "karapace": "confluent", "redpanda": "confluent",
-                   "apicurio-ccompat": "confluent", "apicurio": "apicurio", "aws-glue": "aws-glue",
-                   "glue": "aws-glue", "aws": "aws-glue", "file": "file", "apicurio-registry": "apicurio",
-                   "confluent-schema-registry": "confluent", "aws-glue-schema-registry": "aws-glue"}
+VENDORS = tuple(v.value for v in Vendor)
 
 _P = "schema.registry."
-# option name -> (field, kind); kind drives parsing.
-_OPTIONS: dict[str, tuple[str, str]] = {
-    _P + "url": ("urls", "urls"),
-    _P + "vendor": ("vendor", "vendor"),
-    _P + "basic.auth.user.info": ("basic_auth", "secret"),
-    _P + "bearer.auth.token": ("bearer_token", "secret"),
-    _P + "ssl.ca.location": ("ca_location", "str"),
-    _P + "ssl.certificate.location": ("cert_location", "str"),
-    _P + "ssl.key.location": ("key_location", "str"),
-    _P + "ssl.key.password": ("key_password", "secret"),
-    _P + "ssl.verify": ("verify", "bool"),
-    _P + "connect.timeout.ms": ("connect_timeout_s", "ms"),
-    _P + "request.timeout.ms": ("request_timeout_s", "ms"),
-    _P + "max.retries": ("max_retries", "int"),
-    _P + "retry.backoff.ms": ("retry_backoff_s", "ms"),
-    _P + "retry.backoff.max.ms": ("retry_backoff_max_s", "ms"),
-    _P + "cache.max.entries": ("cache_max_entries", "int"),
-    _P + "cache.latest.ttl.sec": ("cache_latest_ttl_s", "float"),
-    _P + "cache.notfound.ttl.sec": ("cache_notfound_ttl_s", "float"),
-    _P + "allow.private.addresses": ("allow_private_addresses", "bool"),
-    _P + "apicurio.api.version": ("apicurio_api_version", "apiver"),
-    _P + "glue.region": ("glue_region", "str"),
-    _P + "glue.registry.name": ("glue_registry_name", "str"),
-    _P + "glue.endpoint.url": ("glue_endpoint_url", "str"),
-    _P + "glue.access.key.id": ("glue_access_key_id", "secret"),
-    _P + "glue.secret.access.key": ("glue_secret_access_key", "secret"),
-    _P + "glue.session.token": ("glue_session_token", "secret"),
-    _P + "file.path": ("file_path", "str"),
-}
+
+
+@dataclasses.dataclass(frozen=True)
+class RegistryOption:
+    """One ``schema.registry.*`` option: the one declaration of its name, the
+    :class:`RegistryConfig` field it fills, how its text is parsed, its default and its meaning
+    (the connector's option table and the README are generated from these rows).
+
+    ``default`` is option text parsed like a user's value (so the field default and the docs
+    cannot drift); ``shown`` is what the docs say when the default is not a value."""
+
+    suffix: str
+    field: str | None
+    kind: str
+    default: str | None
+    doc: str
+    secret: bool = False
+    shown: str | None = None
+
+    @property
+    def name(self) -> str:
+        return _P + self.suffix
+
+    @property
+    def documented_default(self) -> str:
+        return self.shown if self.shown is not None else (self.default or "")
+
+
+#: Every registry option, in the README's order.
+REGISTRY_OPTIONS: tuple[RegistryOption, ...] = (
+    RegistryOption("url", "urls", "urls", None, "Comma-separated URLs (failover in order), or `file:///dir` for a "
+                   "snapshot; `user:password@` in a URL moves into basic auth.",
+                   shown="the server binding's `schemaRegistryUrl`"),
+    RegistryOption("vendor", "vendor", "vendor", "confluent", "confluent (also Karapace, Redpanda, Apicurio ccompat), "
+                   "apicurio (also ibm), aws-glue, file.", shown="the binding's `schemaRegistryVendor`"),
+    RegistryOption("basic.auth.username", None, "str", None,
+                   "Registry basic-auth user (with `schema.registry.basic.auth.password`)."),
+    RegistryOption("basic.auth.password", None, "secret", None,
+                   "Registry basic-auth password; Spark's redaction hides it.", secret=True),
+    RegistryOption("basic.auth.user.info", "basic_auth", "secret", None,
+                   "`user:password` (Confluent's spelling; Spark's default redaction does not recognise the name).",
+                   secret=True),
+    RegistryOption("bearer.auth.token", "bearer_token", "secret", None, "Bearer token.", secret=True),
+    RegistryOption("ssl.ca.location", "ca_location", "str", None, "CA bundle for the registry's TLS certificate."),
+    RegistryOption("ssl.certificate.location", "cert_location", "str", None, "Client certificate for mTLS."),
+    RegistryOption("ssl.key.location", "key_location", "str", None, "Client key for mTLS."),
+    RegistryOption("ssl.key.password", "key_password", "secret", None, "Password of the client key.", secret=True),
+    RegistryOption("ssl.verify", "verify", "bool", "true",
+                   "`false` turns TLS verification off and logs a warning every time."),
+    RegistryOption("connect.timeout.ms", "connect_timeout_s", "ms", "10000", "Connect timeout."),
+    RegistryOption("request.timeout.ms", "request_timeout_s", "ms", "30000", "Read timeout of one request."),
+    RegistryOption("max.retries", "max_retries", "int", "3",
+                   "Retries on connection errors and 408/429/5xx, full-jitter backoff."),
+    RegistryOption("retry.backoff.ms", "retry_backoff_s", "ms", "100", "Base of the backoff."),
+    RegistryOption("retry.backoff.max.ms", "retry_backoff_max_s", "ms", "5000", "Cap of one backoff."),
+    RegistryOption("cache.max.entries", "cache_max_entries", "int", None, "Bound of the schema id cache (LRU).",
+                   shown="unbounded"),
+    RegistryOption("cache.latest.ttl.sec", "cache_latest_ttl_s", "float", "60", "TTL of latest-version answers."),
+    RegistryOption("cache.notfound.ttl.sec", "cache_notfound_ttl_s", "float", "30", "TTL of not-found answers."),
+    RegistryOption("allow.private.addresses", "allow_private_addresses", "bool", "false",
+                   "Allow link-local / cloud-metadata registry hosts (refused by default)."),
+    RegistryOption("apicurio.api.version", "apicurio_api_version", "apiver", "auto",
+                   "Apicurio native API: auto (v3, falling back to v2), 2 or 3."),
+    RegistryOption("glue.region", "glue_region", "str", None,
+                   "AWS Glue registry region; credentials from the standard AWS chain."),
+    RegistryOption("glue.registry.name", "glue_registry_name", "str", None, "AWS Glue registry name."),
+    RegistryOption("glue.endpoint.url", "glue_endpoint_url", "str", None,
+                   "AWS Glue endpoint (LocalStack, a VPC endpoint)."),
+    RegistryOption("glue.access.key.id", "glue_access_key_id", "secret", None,
+                   "Explicit AWS access key id (secret).", secret=True),
+    RegistryOption("glue.secret.access.key", "glue_secret_access_key", "secret", None,
+                   "Explicit AWS secret access key (secret).", secret=True),
+    RegistryOption("glue.session.token", "glue_session_token", "secret", None,
+                   "Explicit AWS session token (secret).", secret=True),
+    RegistryOption("file.path", "file_path", "str", None, "Snapshot directory (same as a `file://` URL)."),
+)
+# option name -> row, for the ones that fill a field (username/password are combined first)
+_OPTIONS: dict[str, RegistryOption] = {o.name: o for o in REGISTRY_OPTIONS if o.field is not None}
 # The documented spelling of basic auth: Spark's default redaction regex hides a "password"
 # option but not Confluent's "basic.auth.user.info" ("user:password"); both are accepted.
 _USER, _PASSWORD = _P + "basic.auth.username", _P + "basic.auth.password"
-REGISTRY_OPTION_NAMES: frozenset[str] = frozenset(_OPTIONS) | {_USER, _PASSWORD}
-SECRET_OPTION_NAMES: frozenset[str] = frozenset(
-    k for k, (_, kind) in _OPTIONS.items() if kind == "secret") | {_PASSWORD}
+REGISTRY_OPTION_NAMES: frozenset[str] = frozenset(o.name for o in REGISTRY_OPTIONS)
+SECRET_OPTION_NAMES: frozenset[str] = frozenset(o.name for o in REGISTRY_OPTIONS if o.secret)
+
+
+def _parse(key: str, kind: str, value) -> object:
+    text = value.get() if isinstance(value, Secret) else str(value).strip()
+    try:
+        if kind == "secret":
+            return Secret(text)
+        if kind == "urls":
+            return tuple(u.strip().rstrip("/") for u in text.split(",") if u.strip())
+        if kind == "bool":
+            low = text.lower()
+            if low not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            return low in ("true", "1", "yes")
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "ms":
+            return float(text) / 1000.0
+        if kind == "apiver":
+            return text.lower().lstrip("v")
+        if kind == "vendor":
+            return Vendor.parse(text)
+        return text
+    except RegistryConfigError:
+        raise
+    except ValueError:
+        raise RegistryConfigError(f"bad value for {key}: expected {kind}") from None
+
+
+def _default(field: str):
+    """The field default, parsed from its option's default text (the table owns it)."""
+    row = next(o for o in REGISTRY_OPTIONS if o.field == field)
+    return None if row.default is None else _parse(row.name, row.kind, row.default)
+
 
 _METADATA_HOSTS = {"metadata.google.internal", "metadata.goog", "metadata"}
 _BLOCKED_NETS = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"),
@@ -70,40 +152,8 @@ _BLOCKED_NETS = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("f
 class RegistryConfig:
     """Everything needed to build a registry client; frozen, hashable, picklable.
 
-    Build it with :meth:`from_options` from the ``schema.registry.*`` options (lower-case names):
-
-    ==========================================  ===================================================
-    ``schema.registry.url``                     comma-separated base URLs (failover in order);
-                                                ``user:password@`` is moved into basic auth;
-                                                ``file:///dir`` selects the snapshot registry
-    ``schema.registry.vendor``                  ``confluent`` (default; Karapace, Redpanda, Apicurio
-                                                ccompat), ``apicurio``, ``aws-glue``, ``file``
-    ``schema.registry.basic.auth.user.info``    ``user:password`` (secret)
-    ``schema.registry.bearer.auth.token``       bearer token (secret)
-    ``schema.registry.ssl.ca.location``         CA bundle file (PEM)
-    ``schema.registry.ssl.certificate.location``  client certificate (PEM) for mTLS
-    ``schema.registry.ssl.key.location``        client key (PEM) for mTLS
-    ``schema.registry.ssl.key.password``        password of the client key (secret)
-    ``schema.registry.ssl.verify``              ``true`` (default); ``false`` logs a warning
-                                                each time a client is created
-    ``schema.registry.connect.timeout.ms``      default 10000
-    ``schema.registry.request.timeout.ms``      read timeout, default 30000
-    ``schema.registry.max.retries``             retries after the first attempt, default 3
-    ``schema.registry.retry.backoff.ms``        base of the full-jitter backoff, default 100
-    ``schema.registry.retry.backoff.max.ms``    cap of one backoff, default 5000
-    ``schema.registry.cache.max.entries``       bound of the id cache (LRU); default unbounded
-    ``schema.registry.cache.latest.ttl.sec``    TTL of latest-version lookups, default 60
-    ``schema.registry.cache.notfound.ttl.sec``  TTL of cached "not found" answers, default 30
-    ``schema.registry.allow.private.addresses`` allow link-local / cloud-metadata hosts, default false
-    ``schema.registry.apicurio.api.version``    ``auto`` (v3, falling back to v2), ``2`` or ``3``
-    ``schema.registry.glue.region``             AWS region of the Glue registry
-    ``schema.registry.glue.registry.name``      Glue registry name (for subject lookups)
-    ``schema.registry.glue.endpoint.url``       endpoint override (tests, VPC endpoints)
-    ``schema.registry.glue.access.key.id``      (secret) else the standard AWS credential chain
-    ``schema.registry.glue.secret.access.key``  (secret)
-    ``schema.registry.glue.session.token``      (secret)
-    ``schema.registry.file.path``               snapshot directory (same as a ``file://`` URL)
-    ==========================================  ===================================================
+    Build it with :meth:`from_options` from the ``schema.registry.*`` options (lower-case names),
+    declared with their defaults and meanings in :data:`REGISTRY_OPTIONS`.
 
     Examples
     --------
@@ -113,24 +163,24 @@ class RegistryConfig:
     """
 
     urls: tuple[str, ...] = ()
-    vendor: str = "confluent"
+    vendor: Vendor = _default("vendor")
     basic_auth: Secret | None = None
     bearer_token: Secret | None = None
-    verify: bool = True
+    verify: bool = _default("verify")
     ca_location: str | None = None
     cert_location: str | None = None
     key_location: str | None = None
     key_password: Secret | None = None
-    connect_timeout_s: float = 10.0
-    request_timeout_s: float = 30.0
-    max_retries: int = 3
-    retry_backoff_s: float = 0.1
-    retry_backoff_max_s: float = 5.0
+    connect_timeout_s: float = _default("connect_timeout_s")
+    request_timeout_s: float = _default("request_timeout_s")
+    max_retries: int = _default("max_retries")
+    retry_backoff_s: float = _default("retry_backoff_s")
+    retry_backoff_max_s: float = _default("retry_backoff_max_s")
     cache_max_entries: int | None = None
-    cache_latest_ttl_s: float = 60.0
-    cache_notfound_ttl_s: float = 30.0
-    allow_private_addresses: bool = False
-    apicurio_api_version: str = "auto"
+    cache_latest_ttl_s: float = _default("cache_latest_ttl_s")
+    cache_notfound_ttl_s: float = _default("cache_notfound_ttl_s")
+    allow_private_addresses: bool = _default("allow_private_addresses")
+    apicurio_api_version: str = _default("apicurio_api_version")
     glue_region: str | None = None
     glue_registry_name: str | None = None
     glue_endpoint_url: str | None = None
@@ -155,12 +205,10 @@ class RegistryConfig:
         object.__setattr__(self, "urls", tuple(urls))
         if creds is not None and self.basic_auth is None:
             object.__setattr__(self, "basic_auth", Secret(creds))
-        vendor = _VENDOR_ALIASES.get(str(self.vendor).lower())
-        if vendor is None:
-            raise RegistryConfigError(f"unknown schema.registry.vendor {self.vendor!r}; valid: {', '.join(VENDORS)}")
+        vendor = Vendor.parse(self.vendor)
         if self.urls and all(u.startswith("file://") for u in self.urls) and self.file_path is None:
             object.__setattr__(self, "file_path", urllib.parse.unquote(urllib.parse.urlsplit(self.urls[0]).path))
-            vendor = "file"
+            vendor = Vendor.FILE
         object.__setattr__(self, "vendor", vendor)
         if self.apicurio_api_version not in ("auto", "2", "3"):
             raise RegistryConfigError("schema.registry.apicurio.api.version must be auto, 2 or 3")
@@ -168,18 +216,18 @@ class RegistryConfig:
             raise RegistryConfigError("timeouts must be > 0 and max.retries >= 0")
         if self.cache_max_entries is not None and self.cache_max_entries <= 0:
             raise RegistryConfigError("schema.registry.cache.max.entries must be > 0")
-        if vendor in ("confluent", "apicurio"):
+        if vendor in (Vendor.CONFLUENT, Vendor.APICURIO):
             if not self.urls:
-                raise RegistryConfigError("schema.registry.url is required for vendor " + vendor)
+                raise RegistryConfigError(f"schema.registry.url is required for vendor {vendor}")
             for u in self.urls:
                 parts = urllib.parse.urlsplit(u)
                 if parts.scheme not in ("http", "https") or not parts.hostname:
                     raise RegistryConfigError(f"bad registry URL {redact_url(u)!r}: need http(s)://host[:port]")
                 if not self.allow_private_addresses:
                     _check_literal(parts.hostname)
-        if vendor == "file" and not self.file_path:
+        if vendor is Vendor.FILE and not self.file_path:
             raise RegistryConfigError("vendor file needs schema.registry.file.path or a file:// URL")
-        if vendor == "aws-glue" and self.glue_endpoint_url and not self.allow_private_addresses:
+        if vendor is Vendor.AWS_GLUE and self.glue_endpoint_url and not self.allow_private_addresses:
             host = urllib.parse.urlsplit(self.glue_endpoint_url).hostname or ""
             _check_literal(host)
 
@@ -214,40 +262,15 @@ class RegistryConfig:
             if key not in _OPTIONS:
                 raise RegistryConfigError(f"unknown option {key!r}; valid registry options: "
                                           + ", ".join(sorted(REGISTRY_OPTION_NAMES)))
-            field, kind = _OPTIONS[key]
-            if value is None:
+            row = _OPTIONS[key]
+            if value is None or row.field is None:
                 continue
-            kwargs[field] = _parse(key, kind, value)
+            kwargs[row.field] = _parse(key, row.kind, value)
         return cls(**kwargs)
 
     def redacted_urls(self) -> tuple[str, ...]:
         """The URLs with any credentials removed (they never hold any after construction)."""
         return tuple(redact_url(u) for u in self.urls)
-
-
-def _parse(key: str, kind: str, value) -> object:
-    text = value.get() if isinstance(value, Secret) else str(value).strip()
-    try:
-        if kind == "secret":
-            return Secret(text)
-        if kind == "urls":
-            return tuple(u.strip().rstrip("/") for u in text.split(",") if u.strip())
-        if kind == "bool":
-            low = text.lower()
-            if low not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(text)
-            return low in ("true", "1", "yes")
-        if kind == "int":
-            return int(text)
-        if kind == "float":
-            return float(text)
-        if kind == "ms":
-            return float(text) / 1000.0
-        if kind == "apiver":
-            return text.lower().lstrip("v")
-        return text
-    except ValueError:
-        raise RegistryConfigError(f"bad value for {key}: expected {kind}") from None
 
 
 def split_credentials(url: str) -> tuple[str, str | None]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from registry import Vendor
+
 from connector.errors import AsyncApiDocumentError
 
 from connector.asyncapi._refs import join_path
@@ -22,9 +24,10 @@ SCHEMA_ID_LOCATIONS = ("payload", "header")
 @dataclass(frozen=True)
 class KafkaServerBinding:
     schema_registry_url: str | None = None
-    schema_registry_vendor: str | None = None
+    schema_registry_vendor: str | None = None    # as the document spells it
     binding_version: str | None = None
     extensions: dict = field(default_factory=dict, compare=False)
+    vendor: Vendor | None = None                 # the vendor it names (None: unset or unknown)
 
 
 @dataclass(frozen=True)
@@ -134,11 +137,12 @@ def parse_kafka_server(node, path: str) -> KafkaServerBinding:
                                     path=join_path(path, "schemaRegistryUrl"))
     # The rule exists because a REST registry is nothing without its URL; AWS Glue has a
     # regional default endpoint, so "vendor: aws-glue" alone still says how to find schemas.
-    if vendor is not None and url is None and vendor.lower() not in ("aws-glue", "glue", "aws"):
+    known = Vendor.from_document(vendor, join_path(path, "schemaRegistryVendor"))
+    if vendor is not None and url is None and known is not Vendor.AWS_GLUE:
         raise AsyncApiDocumentError("schemaRegistryVendor MUST NOT be specified without schemaRegistryUrl "
                                     "(except aws-glue, whose endpoint is regional)",
                                     path=join_path(path, "schemaRegistryVendor"))
-    return KafkaServerBinding(url, vendor.lower() if vendor else None, version, ext)
+    return KafkaServerBinding(url, vendor, version, ext, known)
 
 
 _TOPIC_CONFIG_LONGS = {"retention.ms": -1, "retention.bytes": -1, "delete.retention.ms": 0,

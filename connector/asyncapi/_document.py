@@ -8,7 +8,6 @@ from connector.errors import AsyncApiDocumentError
 from connector.asyncapi._loader import DEFAULT_MAX_BYTES, parse_text, read_file_text, to_plain
 from connector.asyncapi._model import AsyncApiDocument
 from connector.asyncapi._params import expand_address
-from connector.asyncapi._readplan import vendor_family
 from connector.asyncapi._refs import DEFAULT_MAX_REF_DEPTH, RefResolver
 from connector.asyncapi._schema import describe_format
 
@@ -58,9 +57,10 @@ def load_document(source, *, base_dir: str | os.PathLike | None = None, allow_re
 
     Examples
     --------
-    >>> doc = load_document("streetlights-kafka-3.1.yml")
+    >>> import importlib.resources
+    >>> doc = load_document(str(importlib.resources.files("connector") / "examples" / "shop.yaml"))
     >>> list(doc.channels)
-    ['lightingMeasured', 'lightTurnOn', 'lightTurnOff', 'lightsDim']
+    ['orders', 'payments', 'shipments', 'stock']
     """
     path = None
     if isinstance(source, dict):
@@ -133,7 +133,7 @@ def describe(doc) -> dict:
         servers.append({
             "name": s.name, "protocol": s.protocol, "host": s.host, "kafka": s.is_kafka,
             "registry_url": s.kafka.schema_registry_url if s.kafka else None,
-            "registry_vendor": vendor_family(s.kafka.schema_registry_vendor) if s.kafka else None,
+            "registry_vendor": s.kafka.vendor.value if s.kafka and s.kafka.vendor else None,
             "security": [[{"name": sc.name, "type": sc.type} for sc in alt] for alt in s.security],
         })
     return {"asyncapi": doc.version, "title": doc.title, "source": doc.source, "servers": servers,

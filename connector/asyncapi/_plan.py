@@ -5,13 +5,13 @@ import difflib
 import logging
 import re
 
-from registry import split_userinfo, strip_userinfo
+from registry import Vendor, split_userinfo, strip_userinfo
 
 from connector.errors import AsyncApiDocumentError, ConfigError
 
 from connector.asyncapi._model import KAFKA_PROTOCOLS, AsyncApiDocument
 from connector.asyncapi._params import check_topic, expand_address
-from connector.asyncapi._readplan import ReadPlan, vendor_family
+from connector.asyncapi._readplan import ReadPlan
 from connector.asyncapi._refs import join_path
 from connector.asyncapi._schema import build_key_schema, message_spec
 from connector.asyncapi._security import kafka_security
@@ -258,11 +258,12 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
 
     Examples
     --------
-    >>> doc = load_document("streetlights-kafka-2.6.yml")
-    >>> plan = plan_read(doc, channel="smartylighting.streetlights.1.0.action.{streetlightId}.dim",
-    ...                  server="scram-connections")
-    >>> plan.topic_pattern
-    '^smartylighting\\\\.streetlights\\\\.1\\\\.0\\\\.action\\\\.(?P<streetlightId>[A-Za-z0-9_-]+)\\\\.dim$'
+    >>> import importlib.resources
+    >>> from connector.asyncapi import load_document
+    >>> doc = load_document(str(importlib.resources.files("connector") / "examples" / "shop.yaml"))
+    >>> plan = plan_read(doc, channel="stock")
+    >>> plan.topic_pattern, plan.param_names, plan.registry_vendor
+    ('^shop\\\\.stock\\\\.(?P<warehouse>[A-Za-z0-9_-]+)$', ('warehouse',), <Vendor.AWS_GLUE: 'aws-glue'>)
     """
     if not isinstance(doc, AsyncApiDocument):
         raise TypeError("plan_read expects an AsyncApiDocument from load_document()")
@@ -279,8 +280,9 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
     messages = _pick_messages(ch, explicit, message, explicit is not None)
     registry_url = srv.kafka.schema_registry_url if srv is not None and srv.kafka is not None else None
     vendor_raw = srv.kafka.schema_registry_vendor if srv is not None and srv.kafka is not None else None
+    vendor = srv.kafka.vendor if srv is not None and srv.kafka is not None else None
     warnings: list[tuple[str, str]] = []
-    if srv is not None and registry_url is None and vendor_family(vendor_raw) != "aws-glue":
+    if srv is not None and registry_url is None and vendor is not Vendor.AWS_GLUE:
         # The binding's MUST NOT protects readers from ids they cannot resolve; a registry
         # given through options resolves them, so this is a warning here and an error at
         # load() only when no registry is configured at all (see connector.spark._setup).
@@ -340,7 +342,7 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
         channel=ch.name, topics=topics, topic_pattern=pattern, param_names=names,
         bootstrap_servers=bootstrap,
         kafka_config=tuple(sorted(settings.items())), registry_url=registry_url,
-        registry_vendor=vendor_family(vendor_raw), schema_id_location=location,
+        registry_vendor=vendor, schema_id_location=location,
         schema_id_payload_encoding=encoding, schema_lookup_strategy=strategy, value_messages=specs,
         key_schema=key_schema, group_id=kafka_op.group_id if kafka_op else None,
         client_id=kafka_op.client_id if kafka_op else None,
@@ -353,13 +355,13 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
         replicas=ch.kafka.replicas if ch.kafka is not None else None,
         topic_configuration=tuple(sorted((k, _config_text(v)) for k, v in tc.items())),
         unresolved_schemas=tuple(unresolved), warnings=tuple(warnings),
-        **_glue_settings(srv, registry_url, vendor_raw),
+        **_glue_settings(srv, registry_url, vendor),
     )
 
 
-def _glue_settings(srv, registry_url: str | None, vendor_raw: str | None) -> dict:
+def _glue_settings(srv, registry_url: str | None, vendor: Vendor | None) -> dict:
     """Glue registry name and region the document gives (``x-registryName``, the URL)."""
-    if vendor_family(vendor_raw) != "aws-glue":
+    if vendor is not Vendor.AWS_GLUE:
         return {}
     import urllib.parse
 

@@ -5,26 +5,12 @@ import functools
 import re
 from dataclasses import dataclass
 
+from registry import Vendor
 from wireformat import Framing
 
 from connector.errors import ConfigError
 
 from connector.asyncapi._schema import MessageSpec, SchemaSpec
-
-_CONFLUENT_FAMILY = "confluent"
-_VENDOR_FAMILY = {
-    "confluent": "confluent", "karapace": "confluent", "redpanda": "confluent",
-    "apicurio": "apicurio", "ibm": "apicurio",
-    "aws-glue": "aws-glue", "glue": "aws-glue", "aws": "aws-glue",
-}
-
-
-def vendor_family(vendor: str | None) -> str | None:
-    """Registry vendor as :class:`registry.RegistryConfig` spells it (unknown vendors: Confluent API)."""
-    if vendor is None:
-        return None
-    return _VENDOR_FAMILY.get(vendor.lower(), _CONFLUENT_FAMILY)
-
 
 @functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern:
@@ -52,9 +38,11 @@ class ReadPlan:
         Non-secret librdkafka settings derived from the server and its security scheme.
     required_secrets : tuple of str
         librdkafka settings the user must supply (never read from the document).
-    registry_url, registry_vendor : str or None
-        From the server's Kafka binding; the vendor normalised to ``confluent``,
-        ``apicurio`` or ``aws-glue`` (``registry_vendor_raw`` keeps the document's spelling).
+    registry_url : str or None
+        From the server's Kafka binding.
+    registry_vendor : registry.Vendor or None
+        The vendor the binding names (``registry_vendor_raw`` keeps the document's spelling);
+        None when unset or unknown to this connector.
     schema_id_location, schema_id_payload_encoding, schema_lookup_strategy : str or None
         From the messages' Kafka bindings (the lookup strategy falls back to the channel's
         ``confluent.value.subject.name.strategy``).
@@ -83,7 +71,7 @@ class ReadPlan:
     bootstrap_servers: str | None
     kafka_config: tuple[tuple[str, str], ...]
     registry_url: str | None
-    registry_vendor: str | None
+    registry_vendor: Vendor | None
     schema_id_location: str | None
     schema_id_payload_encoding: str | None
     schema_lookup_strategy: str | None
@@ -143,18 +131,18 @@ class ReadPlan:
         family = self.registry_vendor
         if self.registry_url is None and loc is None and enc is None:
             return Framing("none")
-        if family == "aws-glue" or enc == "glue":
+        if family is Vendor.AWS_GLUE or enc == "glue":
             return Framing("glue")
         if loc is None:
-            loc = "header" if family == "apicurio" and enc is None else "payload"
+            loc = "header" if family is Vendor.APICURIO and enc is None else "payload"
         if loc == "header":
-            if family == "apicurio" or (enc or "").startswith("apicurio"):
+            if family is Vendor.APICURIO or (enc or "").startswith("apicurio"):
                 return Framing("header-apicurio-content" if enc == "apicurio-new"
                                       else "header-apicurio-global")
             return Framing("header-confluent")
-        if enc == "apicurio-legacy" or (family == "apicurio" and enc in (None, "8")):
+        if enc == "apicurio-legacy" or (family is Vendor.APICURIO and enc in (None, "8")):
             return Framing("apicurio-legacy")
-        if enc == "apicurio-new" or (family == "apicurio" and enc == "4"):
+        if enc == "apicurio-new" or (family is Vendor.APICURIO and enc == "4"):
             return Framing("apicurio-new")
         if enc in (None, "confluent", "4"):
             return Framing("confluent")
@@ -175,8 +163,11 @@ class ReadPlan:
 
         Examples
         --------
-        >>> plan.topic_params("smartylighting.streetlights.1.0.event.lamp-7.lighting.measured")
-        {'streetlightId': 'lamp-7'}
+        >>> import importlib.resources
+        >>> from connector.asyncapi import load_document, plan_read
+        >>> doc = load_document(str(importlib.resources.files("connector") / "examples" / "shop.yaml"))
+        >>> plan_read(doc, channel="stock").topic_params("shop.stock.berlin")
+        {'warehouse': 'berlin'}
         """
         values = dict(self.param_values)
         if self.topic_pattern is None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from registry import Vendor
+
 __all__ = ["registry_config_for"]
 
 
@@ -13,10 +15,10 @@ def _from_plan(plan: Any) -> dict[str, str]:
     merged: dict[str, str] = {}
     if plan is None:
         return merged
-    if plan.registry_vendor == "aws-glue":
+    if plan.registry_vendor is Vendor.AWS_GLUE:
         # For Glue the binding's schemaRegistryUrl is the service endpoint (LocalStack, VPC
         # endpoint, a regional URL), not a REST registry base.
-        merged["schema.registry.vendor"] = "aws-glue"
+        merged["schema.registry.vendor"] = Vendor.AWS_GLUE.value
         if plan.registry_url:
             merged["schema.registry.glue.endpoint.url"] = plan.registry_url.split("?", 1)[0].rstrip("/")
         if plan.registry_name:
@@ -26,8 +28,8 @@ def _from_plan(plan: Any) -> dict[str, str]:
     else:
         if plan.registry_url:
             merged["schema.registry.url"] = plan.registry_url
-        if plan.registry_vendor:
-            merged["schema.registry.vendor"] = plan.registry_vendor
+        if plan.registry_vendor is not None:
+            merged["schema.registry.vendor"] = plan.registry_vendor.value
     return merged
 
 
@@ -55,6 +57,16 @@ def registry_config_for(options: Mapping[str, str], plan: Any = None):
     merged = _from_plan(plan)
     merged.update(options)
     if not (merged.get("schema.registry.url") or merged.get("schema.registry.file.path")
-            or merged.get("schema.registry.vendor") in ("aws-glue", "glue")):
+            or _names_glue(merged.get("schema.registry.vendor"))):
         return None
     return RegistryConfig.from_options(merged)
+
+
+def _names_glue(vendor: str | None) -> bool:
+    """Glue needs no URL (its endpoint is regional): the vendor alone names a registry."""
+    from registry import RegistryConfigError
+
+    try:
+        return vendor is not None and Vendor.parse(vendor) is Vendor.AWS_GLUE
+    except RegistryConfigError:
+        return True  # an unknown vendor: let RegistryConfig refuse it, naming the valid ones

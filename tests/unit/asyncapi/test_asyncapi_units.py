@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from registry import Vendor
 
 from connector.asyncapi import ReadPlan, load_document, plan_read
 from connector.asyncapi._bindings import pick_schema_value
@@ -40,7 +41,7 @@ def _plan(**kw) -> ReadPlan:
     (None, None, "payload", "confluent", "confluent"),  # no server in the document: bindings still say
 ])
 def test_framing_mapping(url, vendor, location, encoding, expected):
-    plan = _plan(registry_url=url, registry_vendor=vendor, schema_id_location=location,
+    plan = _plan(registry_url=url, registry_vendor=Vendor.parse(vendor) if vendor else None, schema_id_location=location,
                  schema_id_payload_encoding=encoding)
     assert plan.framing() == expected
 

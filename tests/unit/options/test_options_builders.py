@@ -6,6 +6,7 @@ import logging
 from types import SimpleNamespace
 
 import pytest
+from registry import Vendor
 
 from connector.errors import ConfigError
 from connector.options import parse_options, registry_config_for
@@ -22,7 +23,7 @@ def test_no_registry_anywhere_is_none():
 
 
 def test_glue_endpoint_region_and_name_come_from_the_document():
-    cfg = registry_config_for({}, _plan(registry_vendor="aws-glue", registry_url="http://127.0.0.1:4566/?x=1",
+    cfg = registry_config_for({}, _plan(registry_vendor=Vendor.AWS_GLUE, registry_url="http://127.0.0.1:4566/?x=1",
                                         registry_name="reg", registry_region="eu-west-1"))
     assert (cfg.vendor, cfg.glue_endpoint_url, cfg.glue_registry_name, cfg.glue_region) == (
         "aws-glue", "http://127.0.0.1:4566", "reg", "eu-west-1")
@@ -34,7 +35,7 @@ def test_options_override_the_document_and_basic_auth_pair_is_accepted():
                           "schema.registry.basic.auth.username": "alice",
                           "schema.registry.basic.auth.password": "s3cret"})
     cfg = registry_config_for(opts.registry_options(), _plan(registry_url="http://127.0.0.1:1",
-                                                             registry_vendor="confluent"))
+                                                             registry_vendor=Vendor.CONFLUENT))
     assert cfg.urls == ("http://127.0.0.1:2",) and cfg.basic_auth.get() == "alice:s3cret"
     assert "s3cret" not in repr(cfg)
 
