@@ -1,14 +1,19 @@
 """Every error type the connector raises, in one importable place.
 
-The hierarchy has one root, :class:`AsyncApiKafkaError`; subclasses are split by
-cause so callers can catch exactly what they can handle.
+The hierarchy has one root, :class:`AsyncApiKafkaError` (defined in :mod:`wireformat`, the lowest
+layer); subclasses are split by cause so callers can catch exactly what they can handle. The
+registry's and the wire format's own errors are defined in those packages and re-exported here.
 """
 from __future__ import annotations
 
 from registry import (
+    IncompatibleSchemaError,
+    InvalidSchemaError,
     RegistryAuthError,
     RegistryConfigError,
     RegistryError,
+    RegistryProtocolError,
+    RegistryTLSError,
     RegistryUnavailable,
     SchemaNotFound,
     SchemaParseError,
@@ -25,10 +30,16 @@ __all__ = [
     "RegistryUnavailable",
     "SchemaParseError",
     "RegistryConfigError",
+    "RegistryProtocolError",
+    "RegistryTLSError",
+    "IncompatibleSchemaError",
+    "InvalidSchemaError",
     "ConfigError",
     "AsyncApiDocumentError",
     "DecodeError",
     "SchemaMappingError",
+    "SchemaEvolutionError",
+    "EncodeError",
     "KafkaReadError",
     "DataLossError",
     "KafkaWriteError",
@@ -150,3 +161,32 @@ class MessageTooLargeError(DeliveryError, ValueError):
 
 class TopicCreationError(KafkaWriteError):
     """``createTopics=true`` and CreateTopics failed for a missing topic (the broker's error named)."""
+
+
+class EncodeError(AsyncApiKafkaError, ValueError):
+    """The input cannot be encoded with the schema as a whole (a misconfiguration).
+
+    Raised for structural mismatches found before any row is written: a field the schema
+    needs is missing from the DataFrame, the DataFrame has fields the schema lacks, or a
+    column's type cannot be cast to the schema's. Bad *values* in otherwise fitting columns
+    are per-row errors in :class:`EncodeResult` instead.
+    """
+
+
+class SchemaEvolutionError(AsyncApiKafkaError):
+    """A writer schema carries fields the reader lacks (``schemaEvolutionMode=failOnNewFields``).
+
+    Attributes
+    ----------
+    schema_id : str
+        The writer schema id.
+    fields : tuple of str
+        Dotted paths of the new fields.
+    """
+
+    def __init__(self, schema_id: str, fields: tuple[str, ...]):
+        self.schema_id, self.fields = schema_id, tuple(fields)
+        super().__init__(
+            f"[SCHEMA_EVOLUTION.NEW_FIELDS] writer schema id {schema_id} has fields the reader schema "
+            f"lacks: {', '.join(self.fields)}. Restart the query with a reader schema that has them "
+            "(or use schemaEvolutionMode=rescue to keep them in _rescued_data)")

@@ -22,18 +22,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from registry import RegistryError, SchemaNotFound, make_backend, redact_url
+from registry import RegistryError, SchemaNotFound, Vendor, make_backend, redact_url
 
 from connector.asyncapi import plan_read
 from connector.cli._check_kafka import BrokerCheck
-from connector.cli._common import _Report, add_ref_root_argument, open_document, record_full_name, subject_for
+from connector.cli._common import _Report, add_ref_root_argument, open_document
 from connector.errors import AsyncApiKafkaError, ConfigError
+from connector.formats import payload_format
+from connector.schema import SchemaRequest, subject_for
 from connector.options import registry_config_for
 
-__all__ = ["add_check_arguments", "check_command", "subject_for", "record_full_name"]
+__all__ = ["add_check_arguments", "check_command"]
 
 DEFAULT_TIMEOUT_S = 15.0
-_SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
 
 
 # -- arguments and output ---------------------------------------------------------------------
@@ -168,7 +169,7 @@ class _Registry:
             config = registry_config_for(opts, plan)
             if config is None:
                 return None
-            if config.vendor not in ("confluent", "apicurio"):
+            if config.vendor not in (Vendor.CONFLUENT, Vendor.APICURIO):
                 report.line("warn", "registry", f"{shown}: subject checks need a Confluent-compatible REST "
                                                 f"registry; vendor {config.vendor!r} is not checked")
                 return None
@@ -199,14 +200,14 @@ class _Registry:
                     report.line("warn", where, "payload schema not resolved in the document; not compared")
                     continue
                 try:
-                    subject = subject_for(plan, spec, topic, is_key=is_key)
+                    subject = subject_for(SchemaRequest(), plan, spec, topic, is_key=is_key)
                 except (AsyncApiKafkaError, ValueError) as e:
                     report.line("warn", where, f"no subject: {e}")
                     continue
                 self._check_subject(subject, spec, report)
 
     def _check_subject(self, subject: str, spec, report: _Report) -> None:
-        schema_type = _SCHEMA_TYPES.get(spec.format, spec.format.upper())
+        schema_type = payload_format(spec.format).registry_type.value
         try:
             try:
                 versions = self.client.list_versions(subject)

@@ -1,19 +1,16 @@
-"""What the CLI commands share: loading a document, the ``--ref-root`` argument, the subject a
-schema is registered under, and the ``check`` report. Kept apart so that ``inspect`` and
+"""What the CLI commands share: loading a document, the ``--ref-root`` argument and the ``check``
+report. Kept apart so that ``inspect`` and
 ``check`` (and the broker side of ``check``) import it instead of each other."""
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-
-from registry import subject_name
 
 from connector.asyncapi import load_document
 from connector.errors import AsyncApiKafkaError
 
-__all__ = ["add_ref_root_argument", "open_document", "record_full_name", "subject_for"]
+__all__ = ["add_ref_root_argument", "open_document"]
 
 
 def _err(message: str) -> None:
@@ -34,49 +31,6 @@ def open_document(path: str, allow_remote_refs: bool = False, ref_root: str | No
     except (AsyncApiKafkaError, OSError, ValueError) as e:
         _err(f"cannot load {path}: {e}")
         return None
-
-
-# -- subjects ------------------------------------------------------------------------------------
-def record_full_name(spec) -> str | None:
-    """Full name of the record a schema describes (what the record strategies use as subject)."""
-    if spec is None:
-        return None
-    if spec.format == "avro":
-        try:
-            doc = json.loads(spec.text)
-        except ValueError:
-            return None
-        if isinstance(doc, dict) and isinstance(doc.get("name"), str):
-            name, ns = doc["name"], doc.get("namespace")
-            return name if "." in name or not ns else f"{ns}.{name}"
-        return None
-    if spec.format == "protobuf":
-        pkg = re.search(r"^\s*package\s+([\w.]+)\s*;", spec.text, re.M)
-        name = spec.message_name
-        if not name:
-            first = re.search(r"^\s*message\s+(\w+)", spec.text, re.M)
-            name = first.group(1) if first else None
-        if not name:
-            return None
-        return name if "." in name or not pkg else f"{pkg.group(1)}.{name}"
-    try:  # JSON Schema: Confluent's serializers use the title as the record name
-        title = json.loads(spec.text).get("title")
-    except (ValueError, AttributeError):
-        return None
-    return title if isinstance(title, str) else None
-
-
-def subject_for(plan, spec, topic: str, is_key: bool = False) -> str:
-    """Subject of ``spec`` on ``topic`` under the plan's lookup strategy (default TopicNameStrategy).
-
-    Examples
-    --------
-    >>> subject_for(plan, plan.value_messages[0].payload, "shop.orders")   # doctest: +SKIP
-    'shop.orders-value'
-    """
-    strategy = (plan.key_schema_lookup_strategy if is_key else plan.schema_lookup_strategy) \
-        or "TopicNameStrategy"
-    return subject_name(strategy, topic, record_full_name(spec), is_key=is_key)
 
 
 class _Report:

@@ -61,7 +61,7 @@ def _produce_all(kafka, registry, snapshot_dir: str, doc: dict, n: int) -> dict[
     import orjson
     from google.protobuf import message_factory
 
-    from connector.decode import compile_proto
+    from connector.formats.protobuf import compile_proto
     from wireformat import encode_frame
 
     counts: dict[str, int] = {}

@@ -17,7 +17,8 @@ import textwrap
 from registry import redact_servers, redact_url
 
 from connector.asyncapi import describe, plan_read
-from connector.cli._common import add_ref_root_argument, open_document, subject_for
+from connector.cli._common import add_ref_root_argument, open_document
+from connector.schema import SchemaRequest, subject_for
 from connector.cli._table import render_table, wrap_type
 from connector.errors import AsyncApiKafkaError
 
@@ -53,8 +54,8 @@ def spark_type_of(spec) -> str:
     # broken schema module must not stop the rest of the report.
     from pyspark.sql.pandas.types import from_arrow_type
 
-    from connector.decode import DecodeOptions, build_decoder
-    return from_arrow_type(build_decoder(spec, options=DecodeOptions()).arrow_type).simpleString()
+    from connector.schema import decoder_for
+    return from_arrow_type(decoder_for(spec).arrow_type).simpleString()
 
 
 def _schema_entry(spec) -> dict:
@@ -64,10 +65,6 @@ def _schema_entry(spec) -> dict:
     except Exception as e:  # noqa: BLE001 - one bad schema must not hide the others
         entry["error"] = f"{type(e).__name__}: {e}"
     return entry
-
-
-def _default_server(doc, ch, server: str | None) -> str | None:
-    return _server_choice(doc, ch, server)[0]
 
 
 def _server_choice(doc, ch, server: str | None) -> tuple[str | None, str]:
@@ -131,7 +128,7 @@ def _channel_report(doc, summary: dict, server: str | None) -> dict:
             entry["format"] = m.payload.format
             if plan.topics and plan.registry_url:
                 try:
-                    entry["subject"] = subject_for(plan, m.payload, plan.topics[0])
+                    entry["subject"] = subject_for(SchemaRequest(), plan, m.payload, plan.topics[0])
                 except (AsyncApiKafkaError, ValueError):
                     entry["subject"] = None
         else:

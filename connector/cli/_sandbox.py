@@ -164,59 +164,45 @@ class Sandbox:
         report.update(messages=produced, options=options)
 
     def _produce(self, doc, ch, plan, topic: str, framing: str, m) -> int:
-        from connector.cli._sandbox_data import serialize_examples
-        from registry import subject_name
         from wireformat import Framing, encode_frame, header_for_id
 
+        from connector.cli._sandbox_data import serialize_examples
+        from connector.formats import payload_format
+        from connector.schema import SchemaRequest, subject_for
+
         payloads, proto = serialize_examples(m.payload, self.messages, _message_examples(doc, ch, m.name))
+        fr = Framing(framing)
         frames: list[tuple[bytes, list[tuple[str, bytes]] | None]]  # (value, headers carrying the id)
-        if framing == "none":
+        if fr is Framing.NONE:
             frames = [(p, None) for p in payloads]
         else:
-            schema_type = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}[m.payload.format]
+            schema_type = payload_format(m.payload.format).registry_type.value
             indexes = proto["message_indexes"] if proto else None
-            if framing == "glue":
+            if fr is Framing.GLUE:
                 guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"asyncapi-kafka-sandbox/{m.payload.text}"))
                 os.makedirs(os.path.join(self.glue_dir, "guids"), exist_ok=True)
                 with open(os.path.join(self.glue_dir, "guids", f"{guid}.json"), "w", encoding="utf-8") as f:
                     json.dump({"schemaType": schema_type, "schema": m.payload.text, "guid": guid}, f)
-                frames = [(encode_frame("glue", guid, p), None) for p in payloads]
+                frames = [(encode_frame(fr, guid, p), None) for p in payloads]
             else:
-                strategy = plan.schema_lookup_strategy or "TopicNameStrategy"
-                subject = subject_name(strategy, topic, _record_name(m.payload, proto), False)
+                subject = subject_for(SchemaRequest(), plan, m.payload, topic)
                 sid = self.registry.register(subject, m.payload.text, schema_type)
                 sid_for_frame: int | str  # a GUID for GUID framings, else a numeric id
-                if "guid" in framing or framing == "header-confluent":
+                if fr.has_guid:
                     sid_for_frame = self.registry.guid_of(sid)
-                elif "apicurio" in framing and "content" not in framing:
+                elif fr.id_kind == "global":
                     sid_for_frame = self.registry.global_id_of(subject, 1)
                 else:
                     sid_for_frame = sid
-                fr = Framing(framing)
                 if fr.in_header:
                     header = header_for_id(fr, sid_for_frame, message_indexes=indexes)
                     frames = [(p, [header]) for p in payloads]
                 else:
-                    kw = {"message_indexes": indexes} if indexes and framing in ("confluent", "confluent-guid") else {}
+                    kw = {"message_indexes": indexes} if indexes and fr.carries_protobuf_indexes else {}
                     frames = [(encode_frame(fr, sid_for_frame, p, **kw), None) for p in payloads]
         for i, (value, headers) in enumerate(frames):
             self.kafka.produce(topic, value, key=f"key-{i}".encode(), headers=headers)
         return len(frames)
-
-
-def _record_name(spec, proto) -> str | None:
-    if proto:
-        return proto["full_name"]
-    try:
-        schema = json.loads(spec.text)
-    except ValueError:
-        return None
-    if isinstance(schema, dict):
-        if spec.format == "avro" and "name" in schema:
-            ns = schema.get("namespace")
-            return schema["name"] if "." in schema["name"] or not ns else f"{ns}.{schema['name']}"
-        return schema.get("title")
-    return None
 
 
 def render(box: Sandbox) -> str:

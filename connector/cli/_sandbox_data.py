@@ -49,7 +49,7 @@ def serialize_examples(spec, n: int, examples: list | None = None) -> tuple[list
     if spec.format == "protobuf":
         from google.protobuf import json_format, message_factory
 
-        from connector.decode import compile_proto
+        from connector.formats.protobuf import compile_proto
 
         compiled = compile_proto(spec.text)
         names = compiled.message_names()

@@ -51,10 +51,10 @@ from ._produce import (
     DEFAULT_MESSAGE_MAX_BYTES,
     OWNED_PRODUCER_SETTINGS,
     BatchProducer,
-    clear_producer_pool,
     producer_for,
 )
 from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp_results
+from ._sample import sample_tail
 
 __all__ = [
     "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
@@ -65,11 +65,11 @@ __all__ = [
     "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
     "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED", "PARTITION_OFFSET_CHANGED",
     "START_OFFSET_RESET",
-    "read_range", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
+    "read_range", "sample_tail", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
     "consumer_stats",
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "kafka_error", "norm_config",
-    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for", "clear_producer_pool",
+    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]

@@ -35,7 +35,6 @@ __all__ = [
     "DEFAULT_MESSAGE_MAX_BYTES",
     "OWNED_PRODUCER_SETTINGS",
     "BatchProducer",
-    "clear_producer_pool",
     "producer_for",
 ]
 
@@ -237,14 +236,3 @@ def producer_for(conf: Mapping[str, object]) -> BatchProducer:
             bp = _POOL[key] = BatchProducer(conf)
         bp.reset()
         return bp
-
-
-def clear_producer_pool() -> None:
-    """Flush briefly and drop every pooled producer (tests)."""
-    with _POOL_LOCK:
-        for bp in _POOL.values():
-            try:
-                bp.producer.flush(1)
-            except KafkaException:
-                pass
-        _POOL.clear()

@@ -15,16 +15,16 @@ Examples
 from connector.options._markdown import markdown_tables
 from connector.options._parse import Secrets, SourceOptions, is_secret_option, parse_any, parse_options
 from connector.options._registry import registry_config_for
-from connector.options._table import EVOLUTION_MODES, MODES, OPTIONS, SHAPES, WRITE, Option, lookup
+from connector.options._table import OPTIONS, WRITE, Option, ValueShape, lookup
 
 #: name -> (default shown in docs, meaning), lowercase names (the table, as a dict).
 OPTION_DOCS: dict[str, tuple[str, str]] = {
-    o.key: (o.default, ("Write only: " + o.doc) if o.scope == frozenset({WRITE}) else o.doc)
+    o.key: (o.documented_default, ("Write only: " + o.doc) if o.scope == frozenset({WRITE}) else o.doc)
     for o in OPTIONS if not o.hidden}
 #: Options refused on writes, and options refused on reads.
 READ_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if WRITE not in o.scope)
 WRITE_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope == frozenset({WRITE}) and not o.hidden)
 
-__all__ = ["Option", "OPTIONS", "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS", "MODES", "SHAPES",
-           "EVOLUTION_MODES", "SourceOptions", "Secrets", "parse_options", "parse_any", "is_secret_option",
+__all__ = ["Option", "OPTIONS", "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS", "ValueShape",
+           "SourceOptions", "Secrets", "parse_options", "parse_any", "is_secret_option",
            "registry_config_for", "markdown_tables", "lookup"]

@@ -30,10 +30,10 @@ def markdown_table(which: str) -> str:
     begin, end = TABLES[which]
     shown = [o for o in OPTIONS if not o.hidden]
     if which == "write":
-        rows = [f"| `{o.name}` | {o.default} | {o.doc} |" for o in shown if o.scope == frozenset({WRITE})]
+        rows = [f"| `{o.name}` | {o.documented_default} | {o.doc} |" for o in shown if o.scope == frozenset({WRITE})]
         head = ["| write option | default | meaning |", "| --- | --- | --- |"]
     else:
-        rows = [f"| `{o.name}` | {_jobs(o)} | {o.default} | {o.doc} |" for o in shown
+        rows = [f"| `{o.name}` | {_jobs(o)} | {o.documented_default} | {o.doc} |" for o in shown
                 if o.scope != frozenset({WRITE})]
         head = ["| option | jobs | default | meaning |", "| --- | --- | --- | --- |"]
     return "\n".join([begin, *head, *rows, end])

@@ -19,7 +19,7 @@ from typing import Any
 
 from wireformat import Framing
 
-from connector.decode import Mode
+from connector.formats import EnumRepr, EvolutionMode, Mode
 from connector.errors import ConfigError
 from connector.kafka import (
     OWNED_KAFKA_SETTINGS,
@@ -30,7 +30,19 @@ from connector.kafka import (
     is_secret_setting,
     parse_offsets_option,
 )
-from connector.options._table import BATCH, OPTIONS, STREAM, WRITE, Option, lookup
+from connector.options._table import (
+    BATCH,
+    BATCH_END,
+    BATCH_START,
+    OPTIONS,
+    STREAM,
+    STREAM_START,
+    WRITE,
+    Option,
+    ValueShape,
+    default_of,
+    lookup,
+)
 
 __all__ = ["SourceOptions", "Secrets", "parse_any", "parse_options", "is_secret_option"]
 
@@ -66,10 +78,10 @@ class SourceOptions:
     """
 
     asyncapi: str
-    allow_remote_refs: bool = False
+    allow_remote_refs: bool = default_of("allow_remote_refs")
     ref_root: str | None = None
     topic: str | None = None
-    evolution_mode: str = "none"
+    evolution_mode: EvolutionMode = default_of("evolution_mode")
     channel: str | None = None
     operation: str | None = None
     message: str | None = None
@@ -78,42 +90,43 @@ class SourceOptions:
     kafka: tuple[tuple[str, str], ...] = ()          # librdkafka settings, no secrets
     starting: OffsetSpec | None = None
     ending: OffsetSpec | None = None
-    timestamp_strategy: str = "error"
-    fail_on_data_loss: bool = True
+    timestamp_strategy: str = default_of("timestamp_strategy")
+    fail_on_data_loss: bool = default_of("fail_on_data_loss")
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
-    max_trigger_delay_ms: int = 15 * 60 * 1000
-    include_headers: bool = False
-    group_id_prefix: str = "asyncapi-kafka"
-    commit_offsets_to_group: bool = False
-    poll_timeout_ms: int = 120_000
-    fetch_timeout_ms: int = 30_000
-    max_batch_rows: int = 10_000
-    mode: Mode = Mode.FAILFAST
+    max_trigger_delay_ms: int = default_of("max_trigger_delay_ms")
+    include_headers: bool = default_of("include_headers")
+    group_id_prefix: str = default_of("group_id_prefix")
+    commit_offsets_to_group: bool = default_of("commit_offsets_to_group")
+    poll_timeout_ms: int = default_of("poll_timeout_ms")
+    fetch_timeout_ms: int = default_of("fetch_timeout_ms")
+    max_batch_rows: int = default_of("max_batch_rows")
+    mode: Mode = default_of("mode")
     wire_format: Framing | None = None
-    decode_key: bool = True
-    value_shape: str = "struct"
-    enums_as_ints: bool = False
-    recursion_depth: int = 0
+    decode_key: bool = default_of("decode_key")
+    value_shape: ValueShape = default_of("value_shape")
+    enum_repr: EnumRepr = default_of("enum_repr")
+    recursion_depth: int = default_of("recursion_depth")
     schema_subject: str | None = None
-    schema_version: str = "latest"
+    schema_version: str = default_of("schema_version")
     schema_id: int | None = None
     subject_strategy: str | None = None
     schema_message: str | None = None
     registry: tuple[tuple[str, str], ...] = ()       # schema.registry.* without secrets
-    max_record_bytes: int = 64 * 1024 * 1024
-    max_decompressed_bytes: int = 128 * 1024 * 1024
+    max_record_bytes: int = default_of("max_record_bytes")
+    max_decompressed_bytes: int = default_of("max_decompressed_bytes")
+    max_collection_items: int = default_of("max_collection_items")
     # writes
     direction: str = "read"
     streaming: bool | None = None
-    create_topics: bool = False
-    auto_register: bool = False
-    use_latest_version: bool = False
+    create_topics: bool = default_of("create_topics")
+    auto_register: bool = default_of("auto_register")
+    use_latest_version: bool = default_of("use_latest_version")
     use_schema_id: str | None = None
-    normalize_schemas: bool = False
-    glue_compression: str | None = None
+    normalize_schemas: bool = default_of("normalize_schemas")
+    glue_compression: str | None = default_of("glue_compression")
     given: tuple[str, ...] = ()                      # table keys of the options set (names only)
     secrets: Secrets = dataclasses.field(default_factory=Secrets)
 
@@ -160,10 +173,10 @@ class SourceOptions:
                 raise ConfigError(f"option 'kafka.{setting}' is not supported: {owned[setting]}")
         starting, ending = self.starting, self.ending
         if direction == "read" and streaming is False:
-            starting = check_batch_start(starting or _default(False, "earliest", self.timestamp_strategy))
-            ending = ending or _default(True, "latest", self.timestamp_strategy)
+            starting = check_batch_start(starting or _default(False, BATCH_START, self.timestamp_strategy))
+            ending = ending or _default(True, BATCH_END, self.timestamp_strategy)
         elif direction == "read" and streaming:
-            starting = starting or _default(False, "latest", self.timestamp_strategy)
+            starting = starting or _default(False, STREAM_START, self.timestamp_strategy)
         return dataclasses.replace(self, direction=direction, streaming=streaming, starting=starting,
                                    ending=ending)
 

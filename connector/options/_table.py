@@ -12,29 +12,31 @@ import dataclasses
 import os
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from wireformat import Framing
+from registry import REGISTRY_OPTIONS, RegistryOption
+from wireformat import DEFAULT_LIMITS, Framing
 
-from connector.decode import Mode
 from connector.errors import ConfigError
+from connector.formats import EnumRepr, EvolutionMode, Mode
+from connector.formats.core import OptionEnum
 from connector.kafka import OffsetSpec, parse_offsets_option
 
-__all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "MODES", "SHAPES",
-           "EVOLUTION_MODES", "lookup"]
+__all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "ValueShape", "lookup",
+           "default_of", "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END"]
 
 BATCH, STREAM, WRITE = "batch", "stream", "write"
 READ = frozenset({BATCH, STREAM})
 ALL = frozenset({BATCH, STREAM, WRITE})
 _WRITE = frozenset({WRITE})
 
-MODES = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
-SHAPES = ("struct", "flatten")
-EVOLUTION_MODES = {"none": "none", "rescue": "rescue", "failonnewfields": "failOnNewFields"}
+#: Where reads start and end when no offset option is given (as Spark's Kafka source).
+BATCH_START, STREAM_START, BATCH_END = "earliest", "latest", "latest"
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
 Parser = Callable[["Option", str], Any]
+E = TypeVar("E", bound=OptionEnum)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +58,13 @@ class Option:
     secret : bool
         The value is a secret (kept in ``SourceOptions.secrets``, never printed). The ``kafka.*``
         family decides per setting with :func:`connector.kafka.is_secret_setting`.
-    default, doc : str
-        The default and the meaning, as the README shows them.
+    default : str
+        The default as option text: :attr:`SourceOptions` takes its field default from parsing it
+        (:func:`default_of`), so the docs and the value cannot drift. Empty: no default value.
+    shown : str or None
+        What the docs say instead, for a default that is not one value ("from the document").
+    doc : str
+        The meaning, as the README shows it.
     hidden : bool
         Accepted but not documented (Spark's own ``checkpointLocation`` on stream writes).
     """
@@ -70,10 +77,15 @@ class Option:
     default: str = ""
     doc: str = ""
     hidden: bool = False
+    shown: str | None = None
 
     @property
     def key(self) -> str:
         return self.name.lower()
+
+    @property
+    def documented_default(self) -> str:
+        return self.default if self.shown is None else self.shown
 
     @property
     def prefix(self) -> str | None:
@@ -146,8 +158,27 @@ def framing(opt: Option, value: str) -> Framing:
                           f"got {value!r}") from None
 
 
-def mode(opt: Option, value: str) -> Mode:
-    return Mode(choice(_MODES)(opt, value))
+def enum_of(cls: type[E]) -> Callable[[Option, str], E]:
+    """One member of an :class:`~connector.formats.core.OptionEnum` (any case)."""
+    def parse(opt: Option, value: str) -> E:
+        v = value.strip().lower()
+        for member in cls:
+            if member.value.lower() == v:
+                return member
+        raise ConfigError(f"option '{opt.name}' must be one of {', '.join(m.value for m in cls)}, got {value!r}")
+    return parse
+
+
+def enum_repr(opt: Option, value: str) -> EnumRepr:
+    """``enumsAsInts``: a boolean that chooses how Protobuf enums come out."""
+    return EnumRepr.INT if boolean(opt, value) else EnumRepr.STRING
+
+
+class ValueShape(OptionEnum):
+    """``valueShape``: the decoded value as one ``value`` struct column, or its fields as columns."""
+
+    STRUCT = "struct"
+    FLATTEN = "flatten"
 
 
 def version(opt: Option, value: str) -> str:
@@ -176,8 +207,6 @@ def offsets(is_ending: bool) -> Parser:
     return parse
 
 
-_MODES = {m.lower(): m for m in MODES}
-_SHAPES = {s: s for s in SHAPES}
 _STRATEGY = {"error": "error", "latest": "latest"}
 _COMPRESSION = {"none": "none", "zlib": "zlib"}
 
@@ -187,17 +216,24 @@ def _o(name: str, parse: Parser, scope: frozenset[str], field: str | None, defau
     return Option(name, parse, scope, field, default=default, doc=doc, **kw)
 
 
-def _reg(suffix: str, default: str, doc: str, *, secret: bool = False) -> Option:
-    return Option("schema.registry." + suffix, raw, ALL, "registry", secret=secret, default=default, doc=doc)
+def _compression(opt: Option, value: str) -> str | None:
+    """``glue.compression``: ``zlib``, or None for ``none``."""
+    v = choice(_COMPRESSION, "option '{name}' must be none or zlib, got {value!r}")(opt, value)
+    return None if v == "none" else v
+
+
+def _reg(o: RegistryOption) -> Option:
+    """A ``schema.registry.*`` row: the registry declares it (name, default, meaning, secret)."""
+    return Option(o.name, raw, ALL, "registry", secret=o.secret, default=o.default or "", doc=o.doc, shown=o.shown)
 
 
 #: Every option, in the README's order.
 OPTIONS: tuple[Option, ...] = (
-    _o("asyncapi", text, ALL, "asyncapi", "(required)",
+    _o("asyncapi", text, ALL, "asyncapi", "", shown="(required)", doc=
        "AsyncAPI document: a file path, or the YAML/JSON text itself."),
     _o("asyncapi.allowRemoteRefs", boolean, ALL, "allow_remote_refs", "false",
        "Fetch remote (http/https) `$ref`s in the document."),
-    _o("asyncapi.refRoot", path, ALL, "ref_root", "the document's directory",
+    _o("asyncapi.refRoot", path, ALL, "ref_root", "", shown="the document's directory", doc=
        "Directory relative file `$ref`s may reach; widen it to an ancestor for documents that share files "
        "through `../`."),
     _o("channel", text, ALL, "channel", "",
@@ -211,12 +247,14 @@ OPTIONS: tuple[Option, ...] = (
        "Topic to read for a channel without a usable address (`address: null`, or not a legal topic name); on a "
        "templated address it must match the template and fills its parameters. Writes: the topic of every row "
        "(overrides a `topic` column)."),
-    _o("kafka.bootstrap.servers", raw, ALL, "kafka", "from the document", "Overrides the server's bootstrap list."),
+    _o("kafka.bootstrap.servers", raw, ALL, "kafka", "", shown="from the document",
+       doc="Overrides the server's bootstrap list."),
     _o("kafka.<librdkafka setting>", raw, ALL, "kafka", "",
        "Passed to librdkafka, except settings the source owns."),
-    _o("startingOffsets", offsets(False), READ, "starting", "earliest (batch), latest (stream)",
+    _o("startingOffsets", offsets(False), READ, "starting", "", shown=f"{BATCH_START} (batch), {STREAM_START} (stream)",
+       doc=
        "earliest, latest (streams only), or JSON `{\"topic\":{\"0\":23,\"1\":-2}}`."),
-    _o("endingOffsets", offsets(True), frozenset({BATCH}), "ending", "latest",
+    _o("endingOffsets", offsets(True), frozenset({BATCH}), "ending", "", shown=BATCH_END, doc=
        "Batch only: latest or JSON `{\"topic\":{\"0\":50,\"1\":-1}}`."),
     _o("startingTimestamp", offsets(False), READ, "starting", "",
        "Start all partitions at the first offset with timestamp >= this (ms)."),
@@ -244,7 +282,7 @@ OPTIONS: tuple[Option, ...] = (
        "Add the Kafka headers column `array<struct<key,value>>`."),
     _o("groupIdPrefix", text, READ, "group_id_prefix", "asyncapi-kafka",
        "Prefix of the throwaway consumer group ids the source uses."),
-    _o("commitOffsetsToGroup", boolean, READ, "commit_offsets_to_group", "false",
+    _o("commitOffsetsToGroup", boolean, frozenset({STREAM}), "commit_offsets_to_group", "false",
        "Streaming: commit processed offsets to the operation's groupId (monitoring only)."),
     _o("kafkaConsumer.pollTimeoutMs", integer(1), READ, "poll_timeout_ms", "120000",
        "How long an executor waits for records it knows exist."),
@@ -252,66 +290,41 @@ OPTIONS: tuple[Option, ...] = (
        "Driver timeout for metadata and offset look-ups."),
     _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
        "Rows per Arrow batch handed to Spark (bounds worker memory)."),
-    _o("mode", mode, READ, "mode", "FAILFAST",
+    _o("mode", enum_of(Mode), READ, "mode", "FAILFAST",
        "FAILFAST, PERMISSIVE (null value + `_error` + `_raw_value`) or DROPMALFORMED."),
-    _o("wireFormat", framing, ALL, "wire_format", "from the document",
+    _o("wireFormat", framing, ALL, "wire_format", "", shown="from the document", doc=
        "confluent, confluent-guid, glue, apicurio-legacy, apicurio-new, header-confluent, header-apicurio-global, "
        "header-apicurio-content, auto, none."),
     _o("key.decode", boolean, READ, "decode_key", "true",
        "Decode the key with the document's key schema; false keeps it binary."),
-    _o("valueShape", choice(_SHAPES, "option '{name}' must be one of struct, flatten"), READ, "value_shape",
+    _o("valueShape", enum_of(ValueShape), READ, "value_shape",
        "struct", "struct (one `value` column) or flatten (the value's fields as top-level columns)."),
-    _o("enumsAsInts", boolean, READ, "enums_as_ints", "false", "Protobuf enums as their numbers instead of names."),
+    _o("enumsAsInts", enum_repr, READ, "enum_repr", "false", "Protobuf enums as their numbers instead of names."),
     _o("recursionDepth", integer(0), READ, "recursion_depth", "0",
        "Cut recursive schemas at this depth (0 refuses them)."),
-    _o("schemaEvolutionMode", choice(EVOLUTION_MODES), ALL, "evolution_mode", "none",
+    _o("schemaEvolutionMode", enum_of(EvolutionMode), READ, "evolution_mode", "none",
        "Fields a writer has and the reader lacks: `none` (dropped), `rescue` (JSON in `_rescued_data`) or "
        "`failOnNewFields` (the query stops, naming the writer schema id)."),
     _o("schema.subject", text, READ, "schema_subject", "",
        "Pin the reader schema to this registry subject (latest or schema.version)."),
     _o("schema.version", version, READ, "schema_version", "latest", "Version of schema.subject."),
     _o("schema.id", integer(0), READ, "schema_id", "", "Pin the reader schema to this registry schema id."),
-    _o("schema.subject.strategy", text, ALL, "subject_strategy", "TopicNameStrategy",
+    _o("schema.subject.strategy", text, ALL, "subject_strategy", "",
+       shown="the binding's `schemaLookupStrategy`, else TopicNameStrategy", doc=
        "Subject name strategy used to find the latest schema."),
     _o("schema.message", text, ALL, "schema_message", "",
        "Protobuf reader message (full name, e.g. `shop.Refund`) when the reader schema declares several top-level "
        "messages; without it such a schema fails at `load()` with the list of names. Records written as another "
        "message are row errors."),
-    _reg("url", "the server binding's `schemaRegistryUrl`",
-         "Comma-separated URLs (failover in order), or `file:///dir` for a snapshot."),
-    _reg("vendor", "the binding's `schemaRegistryVendor`",
-         "confluent (also Karapace, Redpanda, Apicurio ccompat), apicurio, aws-glue, file."),
-    _reg("basic.auth.username", "", "Registry basic-auth user (with `schema.registry.basic.auth.password`)."),
-    _reg("basic.auth.password", "", "Registry basic-auth password; Spark's redaction hides it.", secret=True),
-    _reg("basic.auth.user.info", "",
-         "`user:password` (Confluent's spelling; Spark's default redaction does not recognise the name).",
-         secret=True),
-    _reg("bearer.auth.token", "", "Bearer token.", secret=True),
-    _reg("ssl.ca.location", "", "CA bundle for the registry's TLS certificate."),
-    _reg("ssl.certificate.location", "", "Client certificate for mTLS."),
-    _reg("ssl.key.location", "", "Client key for mTLS."),
-    _reg("ssl.key.password", "", "Password of the client key.", secret=True),
-    _reg("ssl.verify", "true", "`false` turns TLS verification off and logs a warning every time."),
-    _reg("connect.timeout.ms", "10000", "Connect timeout."),
-    _reg("request.timeout.ms", "30000", "Read timeout of one request."),
-    _reg("max.retries", "3", "Retries on connection errors and 408/429/5xx, full-jitter backoff."),
-    _reg("retry.backoff.ms", "100", "Base of the backoff."),
-    _reg("retry.backoff.max.ms", "5000", "Cap of one backoff."),
-    _reg("cache.max.entries", "unbounded", "Bound of the schema id cache."),
-    _reg("cache.latest.ttl.sec", "60", "TTL of latest-version answers."),
-    _reg("cache.notfound.ttl.sec", "30", "TTL of not-found answers."),
-    _reg("allow.private.addresses", "false", "Allow link-local / cloud-metadata registry hosts (refused by default)."),
-    _reg("apicurio.api.version", "auto", "Apicurio native API: v3, falling back to v2."),
-    _reg("glue.region", "", "AWS Glue registry region; credentials from the standard AWS chain."),
-    _reg("glue.registry.name", "", "AWS Glue registry name."),
-    _reg("glue.endpoint.url", "", "AWS Glue endpoint (LocalStack, a VPC endpoint)."),
-    _reg("glue.access.key.id", "", "Explicit AWS access key id (secret).", secret=True),
-    _reg("glue.secret.access.key", "", "Explicit AWS secret access key (secret).", secret=True),
-    _reg("glue.session.token", "", "Explicit AWS session token (secret).", secret=True),
-    _reg("file.path", "", "Snapshot directory (same as a `file://` URL)."),
-    _o("limits.maxRecordBytes", integer(1), READ, "max_record_bytes", "67108864", "Records larger than this are errors."),
-    _o("limits.maxDecompressedBytes", integer(1), READ, "max_decompressed_bytes", "134217728",
+    *(_reg(o) for o in REGISTRY_OPTIONS),
+    _o("limits.maxRecordBytes", integer(1), READ, "max_record_bytes", str(DEFAULT_LIMITS.max_record_bytes),
+       "Records larger than this are errors."),
+    _o("limits.maxDecompressedBytes", integer(1), READ, "max_decompressed_bytes",
+       str(DEFAULT_LIMITS.max_decompressed_bytes),
        "Cap on one decompressed (Glue zlib) payload."),
+    _o("limits.maxCollectionItems", integer(1), READ, "max_collection_items",
+       str(DEFAULT_LIMITS.max_collection_items),
+       "Records holding more array/map items (or JSON object members) than this are errors."),
     # -- writes only (df.write / writeStream) --
     _o("createTopics", boolean, _WRITE, "create_topics", "false",
        "Create missing topics from the channel binding (partitions, replicas, topicConfiguration)."),
@@ -323,13 +336,15 @@ OPTIONS: tuple[Option, ...] = (
        "Encode with, and frame with, this registered schema (Glue and GUID framings: a UUID)."),
     _o("normalize.schemas", boolean, _WRITE, "normalize_schemas", "false",
        "Ask the registry to normalize the schema when registering."),
-    _o("glue.compression", choice(_COMPRESSION, "option '{name}' must be none or zlib, got {value!r}"), _WRITE,
-       "glue_compression", "none", "none or zlib, for the glue framing."),
+    _o("glue.compression", _compression, _WRITE, "glue_compression", "none", "none or zlib, for the glue framing."),
     # Spark hands a stream writer its own checkpointLocation among the options.
     _o("checkpointLocation", raw, _WRITE, None, "", "", hidden=True),
 )
 
 _BY_KEY = {o.key: o for o in OPTIONS if o.prefix is None}
+#: Fields several options fill together (their defaults are the empty collection / None).
+COLLECTED = frozenset({"kafka", "registry", "channel_params", "starting", "ending"})
+_BY_FIELD = {o.field: o for o in OPTIONS if o.field is not None and o.field not in COLLECTED}
 _FAMILIES = tuple(o for o in OPTIONS if o.prefix is not None)
 
 
@@ -341,3 +356,10 @@ def lookup(key: str) -> Option | None:
     if key.startswith("schema.registry."):
         return None  # the registry's names are all listed: no family catches a typo
     return next((o for o in _FAMILIES if key.startswith(o.prefix or "\0") and len(key) > len(o.prefix or "")), None)
+
+
+def default_of(field: str) -> Any:
+    """The default of a :class:`SourceOptions` field: its option's default text, parsed (None
+    when the option has no default value). The table is the one owner of every default."""
+    opt = _BY_FIELD[field]
+    return opt.parse(opt, opt.default) if opt.default else None

@@ -1,7 +1,7 @@
 """Raw Kafka Arrow batches → the source's output batches. Pure Arrow, no pyspark.
 
 One call per raw batch: the decode core the column functions share
-(``connector.decode.decode_column``: framing parse, decode grouped by writer schema,
+(``connector.formats.decode_column``: framing parse, decode grouped by writer schema,
 tombstones) for value and key, then what only the source has: the error mode with its
 columns, the metadata, schema-id and parameter columns, and a final cast to the exact Arrow
 schema Spark expects. Runs on executors inside ``read()``.
@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.decode import ColumnResult, Decoder, Mode, MultiDecoder, as_binary, decode_column
+from connector.formats import RESCUED_COLUMN, ColumnResult, Decoder, Mode, MultiDecoder, as_binary, decode_column
 from connector.errors import DecodeError
+from connector.options import ValueShape
 from wireformat import DEFAULT_LIMITS, Framing, Limits
 
 __all__ = ["Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN"]
@@ -25,7 +26,6 @@ __all__ = ["Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN"]
 log = logging.getLogger("asyncapi_kafka")
 
 ERROR_COLUMN = "_error"
-RESCUED_COLUMN = "_rescued_data"
 RAW_VALUE_COLUMN = "_raw_value"
 SCHEMA_ID_COLUMN = "schemaId"
 META_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestampType")
@@ -43,9 +43,9 @@ class Pipeline:
         ``None`` means the value stays binary (payload with the header stripped).
     key_decoder : Decoder or None
     framing, key_framing : wireformat.Framing
-        Framings of value and key (strings are accepted and converted).
-    mode : connector.decode.Mode
-        FAILFAST / PERMISSIVE / DROPMALFORMED (strings are accepted and converted).
+        Framings of value and key.
+    mode : connector.formats.Mode
+        FAILFAST / PERMISSIVE / DROPMALFORMED.
     schema_id_kind : str
         Type of the ``schemaId`` column: ``"long"``, ``"string"`` or ``"none"`` (no column).
     limits : wireformat.Limits
@@ -59,7 +59,7 @@ class Pipeline:
     key_as_string: bool
     mode: Mode
     include_headers: bool
-    value_shape: str
+    value_shape: ValueShape
     schema_id_kind: Literal["long", "string", "none"]
     param_pattern: str | None
     param_names: tuple[str, ...]
@@ -75,12 +75,6 @@ class Pipeline:
     param_given: tuple[tuple[str, str], ...] = ()
     # schemaEvolutionMode=rescue: a _rescued_data column from DecodeResult.rescued.
     rescue: bool = False
-
-    def __post_init__(self) -> None:
-        # Typed from here on, whatever spelling the caller used (option strings, enums).
-        object.__setattr__(self, "framing", Framing(self.framing))
-        object.__setattr__(self, "key_framing", Framing(self.key_framing))
-        object.__setattr__(self, "mode", Mode.parse(self.mode))
 
     def needs_headers(self) -> bool:
         return self.include_headers or self.framing.in_header or self.key_framing.in_header
@@ -140,7 +134,7 @@ class Pipeline:
                   value_raw: pa.Array | None, rescued: pa.Array | None = None,
                   keep: pa.Array | None = None) -> pa.RecordBatch:
         cols: dict[str, pa.Array] = {"key": key}
-        if self.value_shape == "flatten" and pa.types.is_struct(value.type):
+        if self.value_shape is ValueShape.FLATTEN and pa.types.is_struct(value.type):
             flat = value.flatten() if hasattr(value, "flatten") else [value.field(i) for i in range(value.type.num_fields)]
             for field, arr in zip(value.type, flat):
                 cols[field.name] = arr

@@ -2,10 +2,9 @@
 registry configuration and its non-secret librdkafka settings (one builder each)."""
 from __future__ import annotations
 
-import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from connector.errors import ConfigError
 from connector.options import SourceOptions
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 
     from connector.asyncapi import AsyncApiDocument, ReadPlan
 
-__all__ = ["load_plan", "registry_config", "document_kafka", "is_string_schema"]
+__all__ = ["load_plan", "registry_config", "document_kafka"]
 
 
 def load_plan(opts: SourceOptions, *, sending: bool = False) -> ReadPlan:
@@ -54,18 +53,6 @@ def document_kafka(plan: ReadPlan, *, client_id: bool = False) -> tuple[tuple[st
     if client_id and plan.client_id:
         conf["client.id"] = str(plan.client_id)
     return tuple(sorted(conf.items()))
-
-
-def is_string_schema(spec: Any) -> bool:
-    """A key schema that is a plain string (read and written as UTF-8 text, not encoded)."""
-    text = (getattr(spec, "text", "") or "").strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return False
-    if parsed == "string" or parsed == {"type": "string"}:
-        return True
-    return isinstance(parsed, dict) and parsed.get("type") == "string" and "format" not in parsed
 
 
 def _param_names_as_documented(doc: AsyncApiDocument, params: dict[str, str]) -> dict[str, str]:

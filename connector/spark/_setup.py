@@ -13,19 +13,20 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import pyarrow as pa
 
-from wireformat import Framing, Limits
+from wireformat import Framing
 
-from connector.decode import DecodeOptions, Decoder, Mode, MultiDecoder, schema_format
+from connector.formats import RESCUED_COLUMN, Decoder, EvolutionMode, Mode, MultiDecoder, payload_format
 from connector.errors import ConfigError
-from connector.options import SourceOptions
-from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, RESCUED_COLUMN, SCHEMA_ID_COLUMN, Pipeline
-from connector.spark._plan import document_kafka, is_string_schema, load_plan, registry_config
+from connector.options import SourceOptions, ValueShape
+from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
+from connector.spark._plan import document_kafka, load_plan, registry_config
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
     from registry import RegistryConfig
 
     from connector.asyncapi import ReadPlan
+    from connector.schema import KeyReading, SchemaRequest
 
 __all__ = ["ReadSetup", "build_setup"]
 
@@ -55,13 +56,7 @@ class ReadSetup:
         """librdkafka configuration, secrets included: build clients with it, never print it.
 
         ``warn=False`` on executors: the driver already logged the TLS warnings for this read."""
-        from connector.kafka import kafka_conf_from_options
-
-        # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
-        # one option to point a read at a local cluster (issue 17).
-        return kafka_conf_from_options(
-            self.options.kafka_settings(), plan_config=self.base_kafka, warn=warn,
-            where=f"the document's server for channel '{self.plan.channel}' gives none")
+        return _kafka_conf(self.options, self.plan, self.base_kafka, warn=warn)
 
     def lookup(self) -> Callable[[Any], Any]:
         """Schema lookup by wire-format key, through the per-process cached registry client."""
@@ -81,37 +76,6 @@ class ReadSetup:
         return StructType.fromJson(json.loads(self.spark_schema_json))
 
 
-def _reader_for_value(opts: SourceOptions, plan: ReadPlan, config: RegistryConfig | None,
-                      framing: Framing) -> dict[str | None, Any]:
-    """The fixed reader schema(s): pinned id/subject > document payload(s) > registry latest."""
-    from registry import client_for, subject_name
-
-    if opts.schema_id is not None or opts.schema_subject:
-        if config is None:
-            raise ConfigError("options 'schema.id'/'schema.subject' need a schema registry "
-                              "('schema.registry.url' or the document's schemaRegistryUrl)")
-        client = client_for(config)
-        if opts.schema_id is not None:
-            return {None: client.get_schema_by_id(opts.schema_id)}
-        assert opts.schema_subject is not None
-        if opts.schema_version == "latest":
-            return {None: client.get_latest(opts.schema_subject)}
-        return {None: client.get_version(opts.schema_subject, int(opts.schema_version))}
-
-    documented: dict[str | None, Any] = {m.name: m.payload for m in plan.value_messages if m.payload is not None}
-    if documented:
-        return documented
-    if config is not None and framing is not Framing.NONE:
-        if not plan.topics or len(plan.topics) != 1:
-            raise ConfigError(
-                f"channel '{plan.channel}' has no payload schema in the document and reads a topic "
-                "pattern, so no single registry subject applies: pin one with 'schema.subject'")
-        strategy = opts.subject_strategy or plan.schema_lookup_strategy or "TopicNameStrategy"
-        subject = subject_name(strategy, plan.topics[0], None, False)
-        return {None: client_for(config).get_latest(subject)}
-    return {}
-
-
 def _check_framing(opts: SourceOptions, plan: ReadPlan, framing: Framing, config: RegistryConfig | None) -> None:
     """Refuse or warn about a framing that cannot work with the registry (or its absence)."""
     for path, text in plan.warnings:
@@ -127,7 +91,7 @@ def _check_framing(opts: SourceOptions, plan: ReadPlan, framing: Framing, config
                     "if producers used a registry serializer", plan.channel)
     if framing not in (Framing.NONE, Framing.AUTO) and config is None:
         log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
-    if opts.evolution_mode != "none" and framing is Framing.NONE:
+    if opts.evolution_mode is not EvolutionMode.NONE and framing is Framing.NONE:
         raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
                           "the reader's, so it needs schema ids in the records (a registry framing); this "
                           "channel's framing is none")
@@ -136,40 +100,37 @@ def _check_framing(opts: SourceOptions, plan: ReadPlan, framing: Framing, config
 @dataclasses.dataclass(frozen=True)
 class _Decoders:
     value: Decoder | MultiDecoder | None
-    value_protobuf: bool
-    key: Decoder | None
-    key_as_string: bool
+    key: KeyReading
     key_framing: Framing
-    key_protobuf: bool
 
 
-def _decoders(opts: SourceOptions, plan: ReadPlan, framing: Framing, config: RegistryConfig | None) -> _Decoders:
-    from connector.decode import build_decoder, build_multi_decoder
+def _kafka_conf(opts: SourceOptions, plan: ReadPlan, base_kafka: tuple[tuple[str, str], ...], *,
+                warn: bool) -> dict[str, str]:
+    from connector.kafka import kafka_conf_from_options
 
-    dopts = DecodeOptions(enum_as="int" if opts.enums_as_ints else "string",
-                          max_recursion_depth=opts.recursion_depth, max_record_bytes=opts.max_record_bytes,
-                          evolution=opts.evolution_mode, protobuf_message=opts.schema_message)
-    readers = _reader_for_value(opts, plan, config, framing)
-    value: Decoder | MultiDecoder | None = None
-    if len(readers) > 1:
-        value = build_multi_decoder({str(k): v for k, v in readers.items()}, options=dopts)
-    elif readers:
-        value = build_decoder(next(iter(readers.values())), options=dopts)
-    else:
-        log.warning("channel %s: no schema in the document or the registry; 'value' stays binary", plan.channel)
+    # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
+    # one option to point a read at a local cluster (issue 17).
+    return kafka_conf_from_options(opts.kafka_settings(), plan_config=base_kafka, warn=warn,
+                                   where=f"the document's server for channel '{plan.channel}' gives none")
 
-    key, key_as_string, key_framing = None, False, Framing.NONE
-    key_spec = plan.key_schema
-    if opts.decode_key and key_spec is not None:
-        if is_string_schema(key_spec):
-            key_as_string = True
-        else:
-            key_framing = framing if config is not None else Framing.NONE
-            # schema.message names the value's message, never the key's
-            key = build_decoder(key_spec, options=dataclasses.replace(dopts, protobuf_message=None))
-    return _Decoders(value=value, value_protobuf=any(schema_format(r) == "protobuf" for r in readers.values()),
-                     key=key, key_as_string=key_as_string, key_framing=key_framing,
-                     key_protobuf=key is not None and key.fmt == "protobuf")
+
+def _decoders(request: SchemaRequest, opts: SourceOptions, plan: ReadPlan, framing: Framing,
+              config: RegistryConfig | None, base_kafka: tuple[tuple[str, str], ...]) -> _Decoders:
+    """Value and key decoders from the schema layer (the one place reads resolve schemas)."""
+    from connector.schema import key_reading, value_decoder
+
+    def sample():  # only called when a multi-message .proto needs records to choose its message
+        from connector.kafka import sample_tail
+
+        for batch in sample_tail(_kafka_conf(opts, plan, base_kafka, warn=False), topics=plan.topics,
+                                 pattern=None if plan.topics else plan.topic_pattern,
+                                 timeout_s=opts.fetch_timeout_ms / 1000, group_prefix=opts.group_id_prefix):
+            yield batch.column("value"), batch.column("headers")
+
+    value = value_decoder(request, plan=plan, registry=config, framing=framing, sample=sample)
+    key = key_reading(request, plan=plan, enabled=opts.decode_key)
+    key_framing = framing if key.decoder is not None and config is not None else Framing.NONE
+    return _Decoders(value=value, key=key, key_framing=key_framing)
 
 
 def _output_schema(opts: SourceOptions, plan: ReadPlan, dec: _Decoders,
@@ -181,9 +142,10 @@ def _output_schema(opts: SourceOptions, plan: ReadPlan, dec: _Decoders,
     )
 
     value_type = dec.value.arrow_type if dec.value is not None else pa.binary()
-    key_type = dec.key.arrow_type if dec.key is not None else (pa.string() if dec.key_as_string else pa.binary())
+    key = dec.key
+    key_type = key.decoder.arrow_type if key.decoder is not None else (pa.string() if key.as_string else pa.binary())
     fields = [StructField("key", from_arrow_type(key_type), True)]
-    if opts.value_shape == "flatten" and pa.types.is_struct(value_type):
+    if opts.value_shape is ValueShape.FLATTEN and pa.types.is_struct(value_type):
         fields += [StructField(f.name, from_arrow_type(f.type), True) for f in value_type]
     else:
         fields.append(StructField("value", from_arrow_type(value_type), True))
@@ -200,7 +162,7 @@ def _output_schema(opts: SourceOptions, plan: ReadPlan, dec: _Decoders,
     fields += [StructField(name, StringType(), True) for name in plan.param_names]
     if opts.mode is Mode.PERMISSIVE:
         fields += [StructField(ERROR_COLUMN, StringType(), True), StructField(RAW_VALUE_COLUMN, BinaryType(), True)]
-    if opts.evolution_mode == "rescue":
+    if opts.evolution_mode is EvolutionMode.RESCUE:
         fields.append(StructField(RESCUED_COLUMN, StringType(), True))
     names = [f.name for f in fields]
     dupes = {n for n in names if names.count(n) > 1}
@@ -213,29 +175,38 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     """Resolve document, plan and schemas; compute the exact output schema."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    from connector.schema import SchemaRequest
+
+    request = SchemaRequest.from_options(opts)
     plan = load_plan(opts)
     framing = opts.wire_format or plan.framing()
     config = registry_config(opts, plan)
     _check_framing(opts, plan, framing, config)
-    dec = _decoders(opts, plan, framing, config)
+    base_kafka = document_kafka(plan)
+    dec = _decoders(request, opts, plan, framing, config, base_kafka)
     schema_id_kind: Literal["long", "string", "none"] = (
         "none" if framing is Framing.NONE else "string" if framing.id_text else "long")
     spark_schema = _output_schema(opts, plan, dec, schema_id_kind)
 
     names = plan.param_names
     pipeline = Pipeline(
-        arrow_schema=to_arrow_schema(spark_schema, timezone="UTC"), value_decoder=dec.value, key_decoder=dec.key,
-        framing=framing, key_framing=dec.key_framing, key_as_string=dec.key_as_string,
+        arrow_schema=to_arrow_schema(spark_schema, timezone="UTC"), value_decoder=dec.value,
+        key_decoder=dec.key.decoder, framing=framing, key_framing=dec.key_framing, key_as_string=dec.key.as_string,
         mode=opts.mode, include_headers=opts.include_headers, value_shape=opts.value_shape,
         schema_id_kind=schema_id_kind,
         param_pattern=plan.topic_pattern if names and not plan.topics else None, param_names=names,
         param_values=tuple((t, tuple(plan.topic_params(t).get(n) for n in names)) for t in plan.topics)
         if names else (),
         param_groups=plan.param_groups if names else (), param_given=plan.param_values if names else (),
-        limits=Limits(max_record_bytes=opts.max_record_bytes, max_decompressed_bytes=opts.max_decompressed_bytes),
-        protobuf_indexes=dec.value_protobuf and framing.carries_protobuf_indexes,
-        key_protobuf_indexes=dec.key_protobuf and dec.key_framing.carries_protobuf_indexes,
-        rescue=opts.evolution_mode == "rescue",
+        limits=request.limits,
+        protobuf_indexes=_indexed(dec.value) and framing.carries_protobuf_indexes,
+        key_protobuf_indexes=_indexed(dec.key.decoder) and dec.key_framing.carries_protobuf_indexes,
+        rescue=opts.evolution_mode is EvolutionMode.RESCUE,
     )
     return ReadSetup(options=opts, plan=plan, registry_config=config, pipeline=pipeline,
-                     spark_schema_json=spark_schema.json(), base_kafka=document_kafka(plan))
+                     spark_schema_json=spark_schema.json(), base_kafka=base_kafka)
+
+
+def _indexed(decoder: Decoder | MultiDecoder | None) -> bool:
+    """Records of this decoder's format carry message-index paths (Protobuf)."""
+    return decoder is not None and payload_format(decoder.fmt).indexed_messages

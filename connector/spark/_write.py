@@ -34,9 +34,9 @@ from wireformat import Framing
 
 from connector.errors import ConfigError
 from connector.options import SourceOptions
-from connector.spark._plan import document_kafka, is_string_schema, load_plan
+from connector.spark._plan import document_kafka, load_plan
 from connector.spark._plan import registry_config as registry_config_of
-from connector.spark._write_types import Encoding, WriteCommit, WriteSetup
+from connector.spark._write_types import Encoding, EncodingMode, WriteCommit, WriteSetup
 
 __all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
 
@@ -46,15 +46,7 @@ RESERVED = ("key", "headers", "partition", "topic")
 _PARAM = re.compile(r"\{([^{}]+)\}")
 
 
-def _value_spec(plan):
-    specs = [m for m in plan.value_messages if m.payload is not None]
-    if len(specs) > 1:
-        raise ConfigError(f"channel {plan.channel!r} carries {len(specs)} messages "
-                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message'")
-    return specs[0].payload if specs else None
-
-
-def _address_parts(plan, opts: SourceOptions) -> tuple[tuple[str, str], ...]:
+def _address_parts(plan) -> tuple[tuple[str, str], ...]:
     address = plan.address or ""
     fixed = dict(plan.param_values)
     parts: list[tuple[str, str]] = []
@@ -106,20 +98,17 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
         StructType,
     )
 
-    from connector.encode import EncodeOptions, build_encoder
-    from connector.spark._write_schema import resolve_schema
+    from connector.schema import SchemaRequest, is_string_schema, key_writer, value_writer
 
+    request = SchemaRequest.from_options(opts)
     plan = load_plan(opts, sending=True)
-    framing = (opts.wire_format or plan.framing()).value
-    if framing == "auto":
-        raise ConfigError("wireFormat 'auto' is for reading; a write needs one framing (the document's "
-                          "bindings or the 'wireFormat' option)")
+    framing = opts.wire_format or plan.framing()
     registry_config = registry_config_of(opts, plan)
     names = [f.name for f in schema.fields]
     fields = {f.name: f for f in schema.fields}
 
     # -- topics ------------------------------------------------------------------------------------
-    parts = _address_parts(plan, opts)
+    parts = _address_parts(plan)
     params = [p for kind, p in parts if kind == "param"]
     topic = None
     topic_column = False
@@ -150,53 +139,46 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
 
     # -- value ---------------------------------------------------------------------------------------
     reserved = set(RESERVED) | param_cols
-    eopts = EncodeOptions()
-    spec = _value_spec(plan)
-    resolved = resolve_schema(opts, plan, framing, registry_config, spec, topic=topic)
+    writer = value_writer(request, plan=plan, registry=registry_config, framing=framing, topic=topic)
     value_column = "value" if "value" in names else None
     value_fields = () if value_column else tuple(n for n in names if n not in reserved)
-    if resolved.schema is None:
+    if writer.encoder is None:
         if value_column is None or not isinstance(fields["value"].dataType, (BinaryType, StringType)):
             raise ConfigError(f"channel {plan.channel!r} has no payload schema, so a 'value' column of binary or "
                               "string type is written as is; set 'use.latest.version'/'use.schema.id' to "
                               "encode with a registered schema")
-        value = Encoding("bytes")
+        value = Encoding(EncodingMode.BYTES)
     else:
-        encoder = build_encoder(resolved.schema, options=eopts)
         if value_column is not None:
             vtype = fields["value"].dataType
             if isinstance(vtype, BinaryType):
                 raise ConfigError("column 'value' is binary, but the channel's message has a schema: give the "
                                   "message as a struct 'value' (or its fields as columns) to be encoded, or "
                                   "write the bytes with wireFormat=none and no payload schema")
-            _check_coerce(encoder, vtype, "value")
+            _check_coerce(writer.encoder, vtype, "value")
         else:
             if not value_fields:
                 raise ConfigError("no 'value' column and no other columns to build the message from")
-            _check_coerce(encoder, StructType([fields[n] for n in value_fields]), "value")
-        idx = encoder.message_indexes if Framing(framing).carries_protobuf_indexes else None
-        value = Encoding("encode", encoder, framing, resolved.wire_id, tuple(idx) if idx is not None else None,
-                         opts_compression(opts, framing))
-        log.info("asyncapi-kafka write to channel %s: %s, framing %s", plan.channel, resolved.describe(), framing)
+            _check_coerce(writer.encoder, StructType([fields[n] for n in value_fields]), "value")
+        value = Encoding(EncodingMode.ENCODE, writer, opts_compression(opts, framing))
+        log.info("asyncapi-kafka write to channel %s: %s, framing %s", plan.channel, writer.describe(), framing)
 
     # -- key -----------------------------------------------------------------------------------------
-    key = Encoding("none")
+    key = Encoding(EncodingMode.ABSENT)
     if "key" in names:
         ktype = fields["key"].dataType
         key_spec = plan.key_schema
         if isinstance(ktype, (BinaryType, StringType)) and (key_spec is None or is_string_schema(key_spec)
                                                              or isinstance(ktype, BinaryType)):
-            key = Encoding("bytes")
+            key = Encoding(EncodingMode.BYTES)
         elif key_spec is None:
             raise ConfigError(f"column 'key' is {ktype.simpleString()}, but the channel's messages declare no key "
                               "schema (Kafka message binding 'key'): give the key as binary or string")
         else:
-            key_framing = framing if registry_config is not None else "none"
-            kres = resolve_schema(opts, plan, key_framing, registry_config, key_spec, topic=topic, is_key=True)
-            kenc = build_encoder(kres.schema, options=eopts)
-            _check_coerce(kenc, ktype, "key")
-            kidx = kenc.message_indexes if Framing(key_framing).carries_protobuf_indexes else None
-            key = Encoding("encode", kenc, key_framing, kres.wire_id, tuple(kidx) if kidx is not None else None)
+            kwriter = key_writer(request, plan=plan, registry=registry_config, framing=framing, topic=topic)
+            assert kwriter.encoder is not None  # the key schema is given
+            _check_coerce(kwriter.encoder, ktype, "key")
+            key = Encoding(EncodingMode.ENCODE, kwriter)
     if "headers" in names:
         htype = fields["headers"].dataType
         ok = (isinstance(htype, ArrayType) and isinstance(htype.elementType, StructType)
@@ -221,11 +203,11 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     return setup
 
 
-def opts_compression(opts: SourceOptions, framing: str) -> str | None:
+def opts_compression(opts: SourceOptions, framing: Framing) -> str | None:
     comp = opts.glue_compression
-    if comp and comp != "none" and framing != "glue":
+    if comp is not None and framing is not Framing.GLUE:
         raise ConfigError("option 'glue.compression' applies to the glue framing only")
-    return comp if comp and comp != "none" else None
+    return comp
 
 
 def _create_topics(setup: WriteSetup) -> None:

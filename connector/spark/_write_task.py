@@ -12,9 +12,10 @@ import os
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from wireformat import Framing
 
 from connector.errors import ConfigError
-from connector.spark._write_types import Encoding, WriteCommit, WriteSetup
+from connector.spark._write_types import Encoding, EncodingMode, WriteCommit, WriteSetup
 
 __all__ = ["encode_batch", "write_batches"]
 
@@ -27,7 +28,7 @@ def _fail_rows(errors: pa.Array, what: str, topic_of) -> None:
     valid = pc.is_valid(errors)
     if not pc.any(valid).as_py():
         return
-    from connector.encode import EncodeError
+    from connector.formats import EncodeError
 
     rows = np.flatnonzero(valid.to_numpy(zero_copy_only=False))
     shown = "; ".join(f"row {int(i)} (topic {topic_of(int(i))!r}): {errors[int(i)].as_py()}"
@@ -37,21 +38,18 @@ def _fail_rows(errors: pa.Array, what: str, topic_of) -> None:
 
 
 def _encode(enc: Encoding, values: pa.Array, what: str, topic_of) -> tuple[pa.Array, list | None]:
-    """(Kafka bytes, the header every record carries or None)."""
-    from wireformat import frame_payloads
+    """(Kafka bytes, the header every record carries or None): the write core, then this sink's
+    policy for rows the schema cannot hold (the whole batch fails, naming them)."""
+    from connector.formats import encode_column
 
-    if enc.mode == "bytes":
-        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
-            values = values.cast(pa.binary())
-        return values, None
-    assert enc.encoder is not None, "an Encoding in mode 'encode' has an encoder"
-    res = enc.encoder.encode(values, what)
-    _fail_rows(res.errors, what, topic_of)
-    if enc.framing == "none":
-        return res.payloads, None
-    framed = frame_payloads(res.payloads, enc.framing, enc.schema_id, message_indexes=enc.message_indexes,
-                            compression=enc.compression, is_key=what == "key")
-    return framed.values, framed.headers
+    w = enc.writer
+    if enc.mode is EncodingMode.BYTES or w is None:
+        return encode_column(values, encoder=None, framing=Framing.NONE).values, None
+    out = encode_column(values, encoder=w.encoder, framing=w.framing, schema_id=w.wire_id,
+                        message_indexes=w.message_indexes, compression=enc.compression, is_key=what == "key",
+                        column=what)
+    _fail_rows(out.errors, what, topic_of)
+    return out.values, out.headers
 
 
 def _topics(setup: WriteSetup, batch: pa.RecordBatch):
@@ -132,7 +130,7 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
 
     values, vhdr = _encode(setup.value, _value_array(setup, batch), "value", topic_of)
     keys, khdr = (None, None)
-    if setup.key.mode != "none":
+    if setup.key.mode is not EncodingMode.ABSENT:
         keys, khdr = _encode(setup.key, batch.column("key"), "key", topic_of)
     partitions = None
     if setup.has_partition:

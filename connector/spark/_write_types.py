@@ -4,29 +4,35 @@ import them without importing each other."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import WriterCommitMessage
 
-from connector.spark._options import SourceOptions
+from connector.options import SourceOptions
 
 if TYPE_CHECKING:
     from connector.asyncapi import ReadPlan
-    from connector.encode import Encoder
+    from connector.schema import WriterSchema
 
-__all__ = ["Encoding", "WriteSetup", "WriteCommit"]
+__all__ = ["Encoding", "EncodingMode", "WriteSetup", "WriteCommit"]
+
+
+class EncodingMode(enum.Enum):
+    """How one side (value or key) of the records becomes bytes."""
+
+    ENCODE = "encode"   # encoded with a schema and framed (WriterSchema)
+    BYTES = "bytes"     # a binary or string column, written as it is
+    ABSENT = "none"     # no such column: no key
 
 
 @dataclasses.dataclass(frozen=True)
 class Encoding:
-    """How one side (value or key) of the records is turned into bytes."""
+    """One side of the records: how it becomes bytes."""
 
-    mode: str                     # "encode", "bytes" (binary/string passthrough), "none" (absent)
-    encoder: Encoder | None = None
-    framing: str = "none"
-    schema_id: int | str | None = None  # integer id, or GUID text for the GUID framings
-    message_indexes: tuple | None = None
-    compression: str | None = None
+    mode: EncodingMode
+    writer: WriterSchema | None = None   # with ENCODE: the encoder, framing, wire id, message indexes
+    compression: str | None = None       # Glue zlib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +61,8 @@ class WriteSetup:
             where=f"the document's server for channel '{self.plan.channel}' gives none")
 
     def __repr__(self) -> str:
-        return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={self.value.framing!r})"
+        framing = self.value.writer.framing if self.value.writer is not None else None
+        return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={framing})"
 
 
 @dataclasses.dataclass

@@ -1,7 +1,7 @@
 """Column functions: decode raw Kafka bytes held in any DataFrame, e.g. Spark's ``format("kafka")``.
 
 The same vectorized path as the ``asyncapi-kafka`` source (``wireformat.parse_frames`` then
-``connector.decode``) runs inside Arrow UDFs (``pyspark.sql.functions.arrow_udf``): Spark
+``connector.formats``) runs inside Arrow UDFs (``pyspark.sql.functions.arrow_udf``): Spark
 hands each Python worker a ``pyarrow.BinaryArray`` and gets a ``StructArray`` back, so
 binary columns are never converted to pandas or Python objects.
 
@@ -19,113 +19,25 @@ Examples
 """
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from connector.decode import Mode
-from connector.errors import ConfigError, DecodeError
-from wireformat import Framing, uuid_strings
+from wireformat import Framing
+
+from connector.errors import ConfigError
+from connector.formats import Mode, payload_format
+from connector.spark._column_jobs import DecodeJob, EncodeJob, HeaderJob
 
 if TYPE_CHECKING:
-    from registry import RegistryConfig
-
-    from connector.decode import Decoder
+    from connector.schema import SchemaRequest
 
 __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
 # The column functions have no DROPMALFORMED: a column expression cannot drop its row.
 _MODES = (Mode.FAILFAST, Mode.PERMISSIVE)
-_HEADER_TYPE = pa.struct([("framing", pa.string()), ("schema_id", pa.int64()), ("schema_guid", pa.string()),
-                          ("payload", pa.binary()), ("error", pa.string())])
 
 
-@dataclasses.dataclass(frozen=True)
-class _Spec:
-    """A reader schema given inline (the shape ``build_decoder`` accepts)."""
-
-    format: str
-    text: str
-    message_name: str | None = None
-
-
-# -- executor side ------------------------------------------------------------------------
-_LOOKUPS: dict[tuple, Any] = {}
-_LOOKUPS_LOCK = threading.Lock()
-
-
-def _lookup_for(config: "RegistryConfig | None") -> Callable[[Any], Any] | None:
-    """Per-worker-process schema lookup; ``None`` config means writer = reader schema."""
-    if config is None:
-        return None  # decode_column then reads each payload with the reader schema
-    key = (config, os.getpid())
-    fn = _LOOKUPS.get(key)
-    if fn is None:
-        from registry import client_for
-
-        with _LOOKUPS_LOCK:
-            fn = _LOOKUPS.setdefault(key, client_for(config).lookup)
-    return fn
-
-
-@dataclasses.dataclass(frozen=True)
-class _DecodeJob:
-    """Everything a worker needs to decode one batch (picklable primitives + a Decoder)."""
-
-    decoder: "Decoder"
-    framing: Framing
-    registry_config: "RegistryConfig | None"  # None: every row is read with the reader schema
-    mode: Mode
-    with_errors: bool
-    protobuf_indexes: bool
-    out_type: pa.DataType  # the Arrow type Spark expects back
-
-    def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
-        from connector.decode import decode_column, first_error_row
-
-        res = decode_column(values, framing=self.framing, decoder=self.decoder,
-                            lookup=_lookup_for(self.registry_config), headers=headers,
-                            protobuf_indexes=self.protobuf_indexes)
-        if self.mode is Mode.FAILFAST:
-            i = first_error_row(res.errors)
-            if i is not None:
-                raise DecodeError(
-                    f"from_registry: malformed record at row {i} of the batch: {res.errors[i].as_py()}. "
-                    "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True (error text per row)",
-                    schema_id=res.parsed.schema_id_at(i))
-        if self.with_errors:
-            value_type = self.out_type.field(0).type
-            return pa.StructArray.from_arrays([_cast(res.values, value_type), res.errors],
-                                              fields=list(self.out_type))
-        return _cast(res.values, self.out_type)
-
-
-@dataclasses.dataclass(frozen=True)
-class _HeaderJob:
-    framing: Framing
-    out_type: pa.DataType = _HEADER_TYPE
-
-    def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
-        from connector.decode import decode_column
-
-        res = decode_column(values, framing=self.framing, decoder=None, headers=headers)
-        parsed = res.parsed
-        cols = [parsed.framing_names(), parsed.int_id, uuid_strings(parsed.guid), res.values, res.errors]
-        return pa.StructArray.from_arrays(cols, fields=list(self.out_type), mask=pc.is_null(res.raw))
-
-
-def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return arr if arr.type.equals(typ) else arr.cast(typ)
-
-
-# -- driver side --------------------------------------------------------------------------
 def _registry_config(options: Mapping[str, str] | None, registry_url: str | None):
     from connector.options import registry_config_for
 
@@ -141,45 +53,18 @@ def _registry_config(options: Mapping[str, str] | None, registry_url: str | None
     return registry_config_for(merged)
 
 
-def _guess_format(text: str) -> str:
+def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest:
+    """The column function's arguments as the schema layer's request (the source's options make
+    the same one): the inline schema, a pinned registry schema, the Protobuf message."""
+    from connector.schema import InlineSchema, SchemaRequest
+
     try:
-        doc = json.loads(text)
+        ver = None if version is None or str(version).lower() == "latest" else int(version)
     except ValueError:
-        return "protobuf"  # .proto source is not JSON
-    if isinstance(doc, (str, list)) or (isinstance(doc, dict) and doc.get("type") in
-                                        ("record", "enum", "fixed", "array", "map")
-                                        and "properties" not in doc and "items" not in doc):
-        return "avro"
-    return "json"
-
-
-def _inline(schema, fmt, message) -> _Spec:
-    """A schema given inline (text or a parsed dict) and its format (guessed when not given)."""
-    text = schema if isinstance(schema, str) else json.dumps(schema)
-    return _Spec((fmt or _guess_format(text)).lower(), text, message)
-
-
-def _subject_version(client, subject: str, version):
-    """The subject's given version, or its latest when ``version`` is None or "latest"."""
-    if version is None or str(version).lower() == "latest":
-        return client.get_latest(subject)
-    return client.get_version(subject, int(version))
-
-
-def _reader(schema, fmt, message, subject, sid, version, config):
-    if schema is not None:
-        return _inline(schema, fmt, message)
-    if config is None:
-        raise ConfigError("from_registry needs a reader schema: pass schema=..., or schema_id=/subject= "
-                          "together with registry_url= (or options={'schema.registry.url': ...})")
-    from registry import client_for
-
-    client = client_for(config)
-    if sid is not None:
-        return client.get_schema_by_id(int(sid))
-    if subject:
-        return _subject_version(client, subject, version)
-    raise ConfigError("from_registry needs schema=, schema_id= or subject=")
+        raise ConfigError(f"version must be an integer or 'latest', got {version!r}") from None
+    return SchemaRequest(inline=InlineSchema.of(schema, fmt) if schema is not None else None, subject=subject,
+                         version=ver, schema_id=int(sid) if sid is not None else None, message=message,
+                         fmt=fmt.lower() if fmt else None, **kw)
 
 
 def _apply(job, col, headers):
@@ -279,22 +164,25 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     >>> row.value is None, row.error.startswith("unknown magic byte")
     (True, True)
     """
-    from connector.decode import DecodeOptions, build_decoder
+    from connector.schema import value_decoder
 
     mode = Mode.parse(mode, allowed=_MODES)
     framing = _framing_of(wire_format, headers)
     config = _registry_config(options, registry_url)
-    reader = _reader(schema, format, message, subject, schema_id, version, config)
-    decoder = build_decoder(reader, options=DecodeOptions(format=format, protobuf_message=message))
+    if schema is None and config is None:
+        raise ConfigError("from_registry needs a reader schema: pass schema=, or schema_id=/subject= "
+                          "together with registry_url= (or options={'schema.registry.url': ...})")
+    request = _request(schema, format, message, subject, schema_id, version)
+    decoder = value_decoder(request, plan=None, registry=config, framing=framing)
+    assert decoder is not None  # an inline or pinned reader always decodes
     if with_errors:
         mode = Mode.PERMISSIVE
         out_type = pa.struct([pa.field("value", decoder.arrow_type), pa.field("error", pa.string())])
     else:
         out_type = decoder.arrow_type
-    job = _DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode,
-                     with_errors=with_errors,
-                     protobuf_indexes=decoder.fmt == "protobuf" and framing.carries_protobuf_indexes,
-                     out_type=_spark_arrow(out_type))
+    job = DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode, with_errors=with_errors,
+                    protobuf_indexes=payload_format(decoder.fmt).indexed_messages and framing.carries_protobuf_indexes,
+                    out_type=_spark_arrow(out_type), limits=request.limits)
     return _apply(job, col, headers)
 
 
@@ -335,7 +223,7 @@ def strip_header(col, wire_format: str = "auto", *, headers=None):
     >>> r.framing, r.schema_id, r.payload
     ('confluent', 7, b'abc')
     """
-    return _apply(_HeaderJob(_framing_of(wire_format, headers)), col, headers)
+    return _apply(HeaderJob(_framing_of(wire_format, headers)), col, headers)
 
 
 def schema_id(col, wire_format: str = "auto", *, headers=None):
@@ -352,78 +240,6 @@ def schema_id(col, wire_format: str = "auto", *, headers=None):
     return strip_header(col, wire_format, headers=headers)
 
 
-# -- to_registry: the encoding dual of from_registry ----------------------------------------
-@dataclasses.dataclass(frozen=True)
-class _EncodeJob:
-    """Everything a worker needs to encode and frame one batch (picklable)."""
-
-    encoder: Any
-    framing: str
-    schema_id: Any  # int id, or GUID text for GUID framings
-    message_indexes: tuple | None
-    compression: str | None
-    mode: Mode
-    with_errors: bool
-
-    def run(self, values: pa.Array) -> pa.Array:
-        from wireformat import frame_payloads
-
-        from connector.decode import first_error_row
-        from connector.encode import EncodeError
-
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-        res = self.encoder.encode(values)
-        errors = res.errors
-        i = first_error_row(errors) if self.mode == Mode.FAILFAST and res.error_count else None
-        if i is not None:
-            raise EncodeError(f"to_registry: row {i} of the batch cannot be encoded: {errors[i].as_py()}. "
-                              "Use mode='PERMISSIVE' (null on bad rows) or with_errors=True "
-                              "(error text per row)")
-        framed = frame_payloads(res.payloads, self.framing, self.schema_id,
-                                message_indexes=list(self.message_indexes) if self.message_indexes else None,
-                                compression=self.compression).values
-        if self.with_errors:
-            return pa.StructArray.from_arrays([framed, errors.cast(pa.string())],
-                                              fields=[pa.field("value", pa.binary()),
-                                                      pa.field("error", pa.string())])
-        return framed
-
-
-
-
-def _writer_schema(schema, fmt, message, subject, sid, version, config, auto_register, use_latest,
-                   normalize):
-    """(schema used to encode, registry Schema or None, id to frame with)."""
-    inline = _inline(schema, fmt, message) if schema is not None else None
-    modes = [m for m, on in (("schema_id", sid is not None), ("use_latest_version", use_latest),
-                             ("auto_register", auto_register)) if on]
-    if len(modes) > 1:
-        raise ConfigError(f"to_registry: pick one registration mode, got {modes}")
-    if not modes:
-        raise ConfigError("to_registry needs a registration mode: schema_id=<pinned id>, "
-                          "use_latest_version=True with subject=, or auto_register=True with "
-                          "schema= and subject=")
-    if config is None:
-        raise ConfigError("to_registry needs the registry: pass registry_url= or "
-                          "options={'schema.registry.url': ...}")
-    from registry import client_for
-
-    client = client_for(config)
-    if sid is not None:
-        reg = client.get_schema_by_id(int(sid))
-    elif use_latest:
-        if not subject:
-            raise ConfigError("use_latest_version=True needs subject=")
-        reg = _subject_version(client, subject, version)
-    else:
-        if inline is None or not subject:
-            raise ConfigError("auto_register=True needs schema= (the schema to register) and subject=")
-        new_id = client.register_schema(subject, inline, normalize=normalize)
-        reg = client.get_schema_by_id(new_id)
-    return (inline if inline is not None else reg), reg
-
-
 def to_registry(col, *, schema: str | dict | None = None, subject: str | None = None,
                 schema_id: int | None = None, version: int | str | None = None,
                 use_latest_version: bool = False, auto_register: bool = False,
@@ -435,7 +251,7 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
 
     The result is a binary column ready for Spark's own ``format("kafka")`` sink (as
     ``value`` or ``key``) or for files. Encoding is vectorized per Arrow batch
-    (:mod:`connector.encode`), framing is :func:`wireformat.frame_payloads`; the schema and
+    (:mod:`connector.formats`), framing is :func:`wireformat.frame_payloads`; the schema and
     its id are fixed on the driver, once.
 
     Parameters
@@ -475,7 +291,7 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     message : str, optional
         Protobuf: the message to write when the ``.proto`` holds several.
     mode : {"FAILFAST", "PERMISSIVE"}
-        FAILFAST raises :class:`connector.encode.EncodeError` naming the row and the cause
+        FAILFAST raises :class:`connector.formats.EncodeError` naming the row and the cause
         (a value the schema cannot hold); PERMISSIVE gives null for such rows.
     with_errors : bool
         Return ``struct<value: binary, error: string>`` (implies PERMISSIVE).
@@ -495,36 +311,36 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     >>> out.select(from_registry("value", schema=schema, registry_url=url).n).first()[0]  # doctest: +SKIP
     5
     """
-    from connector.encode import EncodeOptions, build_encoder
+    from connector.schema import Registration, value_writer
 
     mode = Mode.parse(mode, allowed=_MODES)
     framing = _framing_of(wire_format, None)
     if framing is Framing.AUTO or framing.in_header:
         raise ConfigError(f"to_registry cannot write wire_format {framing.value!r}: pick confluent, "
                           "confluent-guid, glue, apicurio-new, apicurio-legacy or none")
-    if compression not in (None, "none") and framing != "glue":
+    if compression not in (None, "none") and framing is not Framing.GLUE:
         raise ConfigError("compression applies only to wire_format='glue'")
+    modes = [m for m, on in ((Registration.SCHEMA_ID, schema_id is not None),
+                             (Registration.LATEST, use_latest_version), (Registration.AUTO_REGISTER, auto_register))
+             if on]
+    if len(modes) > 1:
+        raise ConfigError(f"to_registry: pick one registration mode, got {[str(m) for m in modes]}")
     config = _registry_config(options, registry_url)
-    used, reg = _writer_schema(schema, format, message, subject, schema_id, version, config,
-                               auto_register, use_latest_version, normalize)
-    encoder = build_encoder(used, fmt=format, options=EncodeOptions(format=format, protobuf_message=message))
-    if framing.has_guid:
-        if not reg.guid:
-            raise ConfigError(f"wire_format {framing!r} needs the schema's GUID, which this registry "
-                              "does not give")
-        frame_id = reg.guid
-    elif framing.id_kind == "global":
-        frame_id = int(schema_id) if schema_id is not None else int(reg.id)
-    else:
-        frame_id = int(reg.id)
-    # Apicurio's Protobuf serde writes no Confluent message indexes (Framing says which do).
-    indexes = tuple(encoder.message_indexes) if encoder.message_indexes and \
-        framing.carries_protobuf_indexes else None
+    if config is None and framing is not Framing.NONE:
+        raise ConfigError("to_registry needs the registry: pass registry_url= or "
+                          "options={'schema.registry.url': ...} (or wire_format='none')")
+    # schema_id= pins the schema to write with (use.schema.id), as on the sink
+    request = _request(schema, format, message, subject, None, version,
+                       registration=modes[0] if modes else Registration.REGISTERED,
+                       use_schema_id=str(schema_id) if schema_id is not None else None, normalize=normalize)
+    writer = value_writer(request, plan=None, registry=config, framing=framing, topic=None)
+    if writer.encoder is None:
+        raise ConfigError("to_registry needs a schema to encode with: schema=, schema_id= or "
+                          "use_latest_version=True with subject=")
     if with_errors:
         mode = Mode.PERMISSIVE
-    job = _EncodeJob(encoder=encoder, framing=framing, schema_id=frame_id, message_indexes=indexes,
-                     compression=compression if framing == "glue" else None, mode=mode,
-                     with_errors=with_errors)
+    job = EncodeJob(writer=writer, compression=compression if framing is Framing.GLUE else None, mode=mode,
+                    with_errors=with_errors)
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 

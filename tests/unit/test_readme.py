@@ -2,7 +2,7 @@
 import pathlib
 import re
 
-from connector.spark._options import OPTION_DOCS
+from connector.options import OPTION_DOCS
 
 README = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 

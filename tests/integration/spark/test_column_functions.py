@@ -1,7 +1,7 @@
 """Column functions over DataFrames of raw framed bytes, against a real registry on loopback.
 
 ``from_registry`` must give the same typed rows as decoding the same bytes directly with
-``wireformat`` + ``connector.decode``, resolve mixed writer versions to the reader, fail or
+``wireformat`` + ``connector.formats``, resolve mixed writer versions to the reader, fail or
 null bad rows per mode, and ask the registry once per distinct id per worker process.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _avro(schema: dict, record: dict) -> bytes:
 
 
 def _direct(values: list, reader, lookup, framing="confluent", protobuf_indexes=False):
-    from connector.decode import DecodeOptions, build_decoder
+    from connector.formats import DecodeOptions, build_decoder
 
     dec = build_decoder(reader, options=DecodeOptions())
     parsed = parse_frames(pa.array(values, pa.binary()), framing, protobuf_indexes=protobuf_indexes)

@@ -34,7 +34,7 @@ def _read(spark, doc, **options):
 def test_schema_message_chooses_the_reader(spark, kafka, registry, tmp_path):
     from wireformat import encode_frame, encode_protobuf_indexes
 
-    from connector.decode._protobuf_schema import compile_proto
+    from connector.formats.protobuf._schema import compile_proto
 
     topic = unique_topic("refunds")
     kafka.create_topic(topic)

@@ -31,6 +31,7 @@ SAMPLE = {
     "enumsasints": "true", "recursiondepth": "2", "schemaevolutionmode": "rescue", "schema.subject": "s",
     "schema.version": "3", "schema.id": "7", "schema.subject.strategy": "RecordNameStrategy",
     "schema.message": "shop.Refund", "limits.maxrecordbytes": "1000", "limits.maxdecompressedbytes": "2000",
+    "limits.maxcollectionitems": "3000",
     "createtopics": "true", "auto.register.schemas": "true", "use.latest.version": "true",
     "use.schema.id": "12", "normalize.schemas": "true", "glue.compression": "zlib", "checkpointlocation": "/tmp/c",
 }
@@ -290,3 +291,27 @@ def test_integer_options_match_the_reference(value, pad):
     else:
         with pytest.raises(ConfigError, match="'maxbatchrows' must be"):
             parse_any({**BASE, "maxBatchRows": raw})
+
+
+def test_source_options_take_every_default_from_the_table():
+    """One owner per default: a SourceOptions field whose option has a default value gets it by
+    parsing the table's text (``default_of``), never from a literal written a second time."""
+    import ast
+    import inspect
+
+    from connector.options._parse import SourceOptions as Cls
+    from connector.options._table import COLLECTED, default_of
+
+    tree = ast.parse(inspect.getsource(Cls))
+    literal = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            v = node.value
+            if isinstance(v, ast.Constant) and v.value not in (None, "read", ()):
+                literal.append(node.target.id)
+            elif isinstance(v, (ast.BinOp, ast.Attribute)):  # 15 * 60 * 1000, Mode.FAILFAST...
+                literal.append(node.target.id)
+    assert not literal, f"SourceOptions fields with a literal default (use default_of): {literal}"
+    for o in OPTIONS:
+        if o.field and o.field not in COLLECTED and o.default:
+            assert getattr(Cls("doc.yaml"), o.field) == default_of(o.field) == o.parse(o, o.default), o.name

@@ -9,10 +9,11 @@ import pytest
 from registry import Schema, SchemaType
 from wireformat import DEFAULT_LIMITS, Framing, encode_frame
 
-from connector.decode import Mode, build_decoder
+from connector.formats import Mode, build_decoder
 from connector.errors import ConfigError, DecodeError
+from connector.options import ValueShape
 from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
-from connector.spark.functions import _DecodeJob, _HeaderJob
+from connector.spark._column_jobs import DecodeJob as _DecodeJob, HeaderJob as _HeaderJob
 
 SCHEMA = Schema(schema_type=SchemaType.JSON,
                 text=json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}}))
@@ -34,16 +35,18 @@ def _raw(values):
 
 
 def _pipeline(mode):
+    mode = Mode.parse(mode)
     fields = [pa.field("key", pa.binary()), pa.field("value", VALUE_T)] + META + [pa.field("schemaId", pa.int64())]
-    if mode == "PERMISSIVE":
+    if mode is Mode.PERMISSIVE:
         fields += [pa.field(ERROR_COLUMN, pa.string()), pa.field(RAW_VALUE_COLUMN, pa.binary())]
-    return Pipeline(arrow_schema=pa.schema(fields), value_decoder=DECODER, key_decoder=None, framing="confluent",
-                    key_framing="none", key_as_string=False, mode=mode, include_headers=False,
-                    value_shape="struct", schema_id_kind="long", param_pattern=None, param_names=(),
+    return Pipeline(arrow_schema=pa.schema(fields), value_decoder=DECODER, key_decoder=None, framing=Framing.CONFLUENT,
+                    key_framing=Framing.NONE, key_as_string=False, mode=mode, include_headers=False,
+                    value_shape=ValueShape.STRUCT, schema_id_kind="long", param_pattern=None, param_names=(),
                     limits=DEFAULT_LIMITS)
 
 
 def _job(mode, with_errors=False):
+    mode = Mode.parse(mode)
     out = pa.struct([pa.field("value", VALUE_T), pa.field("error", pa.string())]) if with_errors else VALUE_T
     return _DecodeJob(decoder=DECODER, framing=Framing.CONFLUENT, registry_config=None, mode=mode,
                       with_errors=with_errors, protobuf_indexes=False, out_type=out)
@@ -91,6 +94,7 @@ def test_pipeline_fields_are_typed():
     assert p.mode is Mode.PERMISSIVE and p.framing is Framing.CONFLUENT and p.key_framing is Framing.NONE
     with pytest.raises(ConfigError):
         _pipeline("LENIENT")
+    assert not hasattr(Pipeline, "__post_init__")  # no string shim: callers pass the enums
 
 
 def test_strip_header_null_input_is_a_null_struct_and_ids_are_typed():

@@ -5,10 +5,12 @@ import uuid
 
 import fastavro
 import pyarrow as pa
+from wireformat import Framing
 import pytest
 
-from connector.decode import DecodeOptions, build_decoder
+from connector.formats import Mode, DecodeOptions, build_decoder
 from connector.errors import DecodeError
+from connector.options import ValueShape
 from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
 from wireformat import uuid_strings
 from registry import Schema, SchemaType
@@ -37,21 +39,22 @@ def _raw(values, topic="t.eu"):
     })
 
 
-def _pipeline(mode, *, params=(), spec=None, framing="confluent"):
+def _pipeline(mode, *, params=(), spec=None, framing=Framing.CONFLUENT):
+    mode = Mode.parse(mode)
     """A Pipeline over the Avro value (or ``spec``); a ``schemaId`` column unless unframed."""
     fields = [pa.field("key", pa.binary()), pa.field("value", VALUE_T), pa.field("topic", pa.string()),
               pa.field("partition", pa.int32()), pa.field("offset", pa.int64()),
               pa.field("timestamp", pa.timestamp("us", tz="UTC")), pa.field("timestampType", pa.int32())]
-    if framing != "none":
+    if framing is not Framing.NONE:
         fields.append(pa.field("schemaId", pa.int64()))
     fields += [pa.field(p, pa.string()) for p in params]
-    if mode == "PERMISSIVE":
+    if mode is Mode.PERMISSIVE:
         fields += [pa.field(ERROR_COLUMN, pa.string()), pa.field(RAW_VALUE_COLUMN, pa.binary())]
     spec = spec or Schema(schema_type=SchemaType.AVRO, text=json.dumps(AVRO))
     return Pipeline(
         arrow_schema=pa.schema(fields), value_decoder=build_decoder(spec, options=DecodeOptions()),
-        key_decoder=None, framing=framing, key_framing="none", key_as_string=False, mode=mode,
-        include_headers=False, value_shape="struct", schema_id_kind="none" if framing == "none" else "long",
+        key_decoder=None, framing=framing, key_framing=Framing.NONE, key_as_string=False, mode=mode,
+        include_headers=False, value_shape=ValueShape.STRUCT, schema_id_kind="none" if framing is Framing.NONE else "long",
         param_pattern=r"t\.(?P<region>[a-z]+)" if params else None, param_names=tuple(params),
         limits=DEFAULT_LIMITS, protobuf_indexes=False, key_protobuf_indexes=False)
 
@@ -109,7 +112,7 @@ JSON_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {
 
 
 def _json_pipeline(mode):
-    return _pipeline(mode, spec=Schema(schema_type=SchemaType.JSON, text=json.dumps(JSON_SCHEMA)), framing="none")
+    return _pipeline(mode, spec=Schema(schema_type=SchemaType.JSON, text=json.dumps(JSON_SCHEMA)), framing=Framing.NONE)
 
 
 def test_unframed_read_of_framed_bytes_hints_at_the_wire_format():

@@ -4,13 +4,13 @@ import pickle
 import pytest
 
 from connector.errors import ConfigError
-from connector.spark._options import (
+from connector.options import (
     OPTION_DOCS,
     READ_ONLY_OPTIONS,
     WRITE_ONLY_OPTIONS,
     parse_options,
 )
-from connector.spark._write_schema import record_name
+from connector.schema import record_name
 
 BASE = {"asyncapi": "doc.yaml", "channel": "orders"}
 

@@ -6,7 +6,8 @@ import pytest
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from connector.errors import ConfigError
-from connector.spark._options import parse_options
+from connector.options import parse_options
+from connector.spark._write_types import EncodingMode
 from connector.spark._write import build_write_setup
 
 ORDER = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
@@ -41,7 +42,7 @@ def _setup(doc, schema=SCHEMA, **opts):
 
 def test_send_operation_is_accepted_and_setup_pickles(tmp_path):
     setup = _setup(_doc(tmp_path), operation="op", **{"kafka.sasl.password": "hunter2"})
-    assert setup.topic == "orders" and setup.value.mode == "encode" and setup.key.mode == "bytes"
+    assert setup.topic == "orders" and setup.value.mode is EncodingMode.ENCODE and setup.key.mode is EncodingMode.BYTES
     assert pickle.loads(pickle.dumps(setup)).topic == "orders"
     assert "hunter2" not in repr(setup)
 
@@ -92,7 +93,7 @@ def test_several_messages_need_a_choice(tmp_path):
     doc = _doc(tmp_path, messages=("A", "B"))
     with pytest.raises(ConfigError, match="message"):
         _setup(doc, channel="orders")
-    assert _setup(doc, channel="orders", message="B").value.mode == "encode"
+    assert _setup(doc, channel="orders", message="B").value.mode is EncodingMode.ENCODE
 
 
 def test_registry_framing_without_registry_is_refused(tmp_path):

@@ -1,0 +1,38 @@
+"""The schema layer: which schema a job reads or writes with, for every path.
+
+The source, the sink, ``from_registry``/``to_registry``, ``peek`` and the CLI resolve schemas here
+and nowhere else: a :class:`SchemaRequest` (built from a job's options or a function's
+arguments) goes in; decoders (:func:`value_decoder`, :func:`key_reading`), writer schemas with
+their wire ids (:func:`value_writer`, :func:`key_writer`) and subjects (:func:`subject_for`)
+come out. Registry vendors are :class:`registry.Vendor`; formats are :mod:`connector.formats`.
+
+Examples
+--------
+>>> from wireformat import Framing
+>>> from connector.schema import InlineSchema, SchemaRequest, value_decoder
+>>> request = SchemaRequest(inline=InlineSchema.of('{"type": "object", "properties": {"n": {"type": "integer"}}}'))
+>>> value_decoder(request, plan=None, registry=None, framing=Framing.CONFLUENT).arrow_type
+StructType(struct<n: int64>)
+"""
+from connector.schema._readers import (
+    KeyReading,
+    Sample,
+    decoder_for,
+    is_string_schema,
+    key_reading,
+    reader_schemas,
+    value_decoder,
+)
+from connector.schema._request import InlineSchema, Registration, SchemaRequest
+from connector.schema._subjects import record_name, strategy_for, subject_for
+from connector.schema._writers import WriterSchema, document_value_schema, key_writer, value_writer
+
+__all__ = [
+    "SchemaRequest", "Registration", "InlineSchema",
+    # reads
+    "reader_schemas", "value_decoder", "key_reading", "KeyReading", "decoder_for", "is_string_schema", "Sample",
+    # writes
+    "value_writer", "key_writer", "WriterSchema", "document_value_schema",
+    # subjects
+    "subject_for", "record_name", "strategy_for",
+]

@@ -1,0 +1,208 @@
+"""The schema a write encodes with and the id it frames with, resolved once on the driver — for
+the sink and ``to_registry`` alike.
+
+Registration modes use confluent-kafka's serializer names:
+
+=========================  =====================================================================
+mode                       schema encoded with / id framed with
+=========================  =====================================================================
+``use.schema.id=N``        the registered schema N (Glue, GUID framings: a UUID; Apicurio
+                           framings: a global or content id, as the framing carries) / N
+``use.latest.version``     the subject's latest (``to_registry``: or given) version / its id
+``auto.register.schemas``  the given schema / the id the registry gives it when registered
+                           under the subject (idempotent: an existing identical version is reused;
+                           an incompatible one fails here, with the registry's 409)
+(default)                  the given schema / the id of the subject's version equal to it;
+                           not registered is an error (production registries are usually managed
+                           by CI, as confluent-kafka's ``auto.register.schemas=false``)
+=========================  =====================================================================
+
+The given schema is the inline one, else the channel's message payload (its key schema for
+keys). The subject is the request's, else the strategy's (:mod:`connector.schema._subjects`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from registry import SchemaNotFound, Vendor, client_for
+from wireformat import Framing
+
+from connector.errors import ConfigError
+from connector.formats import Encoder, build_encoder, payload_format, schema_format
+from connector.schema._request import Registration, SchemaRequest
+from connector.schema._subjects import subject_for
+
+if TYPE_CHECKING:
+    from registry import RegistryConfig
+
+    from connector.asyncapi import ReadPlan
+
+__all__ = ["WriterSchema", "value_writer", "key_writer", "document_value_schema"]
+
+log = logging.getLogger("asyncapi_kafka")
+
+_VERSIONS_SCANNED = 50  # default mode: how many recent versions may match the given schema
+
+
+@dataclasses.dataclass(frozen=True)
+class WriterSchema:
+    """What one side (value or key) of a write encodes with and frames with.
+
+    Attributes
+    ----------
+    encoder : Encoder or None
+        None: no schema, the bytes are written as given.
+    framing : wireformat.Framing
+    wire_id : int, str or None
+        The id to frame with: an int, or UUID text for GUID framings and Glue; None for ``none``.
+    message_indexes : tuple of int or None
+        Protobuf: the Confluent message-index path, for the framings that carry one.
+    subject, how : str
+        Where the id came from (logs, errors).
+    """
+
+    encoder: Encoder | None
+    framing: Framing
+    wire_id: int | str | None = None
+    message_indexes: tuple[int, ...] | None = None
+    subject: str | None = None
+    how: str = "document"
+
+    def describe(self) -> str:
+        where = f" under subject {self.subject!r}" if self.subject else ""
+        return f"schema id {self.wire_id}{where} ({self.how})"
+
+
+def document_value_schema(plan: ReadPlan) -> Any:
+    """The channel's message payload a write encodes (one message: choose with ``message``)."""
+    specs = [m for m in plan.value_messages if m.payload is not None]
+    if len(specs) > 1:
+        raise ConfigError(f"channel {plan.channel!r} carries {len(specs)} messages "
+                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message'")
+    return specs[0].payload if specs else None
+
+
+def value_writer(request: SchemaRequest, *, plan: ReadPlan | None, registry: RegistryConfig | None,
+                 framing: Framing, topic: str | None) -> WriterSchema:
+    """The value side of a write (``topic`` None: rows choose their topics)."""
+    given = request.inline if request.inline is not None else (
+        document_value_schema(plan) if plan is not None else None)
+    return _writer(request, plan, registry, framing, given, topic, is_key=False)
+
+
+def key_writer(request: SchemaRequest, *, plan: ReadPlan, registry: RegistryConfig | None,
+               framing: Framing, topic: str | None) -> WriterSchema:
+    """The key side: the channel's key schema, framed like the value when a registry is there."""
+    return _writer(dataclasses.replace(request, message=None, registration=_key_mode(request)), plan, registry,
+                   framing if registry is not None else Framing.NONE, plan.key_schema, topic, is_key=True)
+
+
+def _key_mode(request: SchemaRequest) -> Registration:
+    # a pinned use.schema.id names the value's schema, never the key's
+    return Registration.REGISTERED if request.registration is Registration.SCHEMA_ID else request.registration
+
+
+def _writer(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryConfig | None, framing: Framing,
+            given: Any, topic: str | None, *, is_key: bool) -> WriterSchema:
+    schema, wire_id, subject, how = _resolve(request, plan, registry, framing, given, topic, is_key)
+    if schema is None:
+        return WriterSchema(None, framing)
+    encoder = build_encoder(schema, fmt=request.fmt, message=request.message, options=request.encode_options())
+    indexes = encoder.message_indexes if framing.carries_protobuf_indexes else None
+    return WriterSchema(encoder, framing, wire_id, tuple(indexes) if indexes is not None else None, subject, how)
+
+
+def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryConfig | None, framing: Framing,
+             given: Any, topic: str | None, is_key: bool) -> tuple[Any, int | str | None, str | None, str]:
+    """(schema to encode with, wire id, subject, how): see the module table."""
+    mode = request.registration
+    if framing is Framing.AUTO:
+        raise ConfigError("wireFormat 'auto' is for reading; a write needs one framing (the document's "
+                          "bindings or the 'wireFormat' option)")
+    if framing is Framing.NONE:
+        if mode is not Registration.REGISTERED:
+            raise ConfigError(f"framing 'none' carries no schema id, so '{mode}' does not apply (set a "
+                              "registry framing)")
+        return given, None, None, "document"
+    if registry is None:
+        raise ConfigError(f"framing {framing!r} needs a schema registry: set 'schema.registry.url' or the "
+                          "server binding's schemaRegistryUrl (or wireFormat=none)")
+    client = client_for(registry)
+    what = "key" if is_key else "value"
+
+    if mode is Registration.SCHEMA_ID:
+        assert request.use_schema_id is not None
+        return (*_pinned(client, framing, request.use_schema_id), None, "use.schema.id")
+    if framing.id_kind == "global":
+        raise ConfigError(f"framing {framing!r} frames Apicurio global ids, which the Confluent-compatible API "
+                          "this sink registers and looks up through does not return: set 'use.schema.id' to "
+                          "the artifact version's global id (or use apicurio-new / header-apicurio-content)")
+    if given is None and mode is not Registration.LATEST:
+        raise ConfigError(f"no {what} schema to write with: the channel's message has none in the document; set "
+                          "'use.latest.version=true' or 'use.schema.id' to write with a registered schema")
+    subject = request.subject or subject_for(request, plan, given, topic, is_key=is_key, vendor=registry.vendor)
+    if topic is None and not request.subject and subject.endswith(("-key", "-value")) \
+            and not request.subject_strategy:
+        raise ConfigError("rows of this write choose their topics, so TopicNameStrategy gives no single "
+                          "subject: name it (subject=), or set 'topic', 'channel.param.*', 'use.schema.id', "
+                          "or a record 'schema.subject.strategy'")
+
+    if mode is Registration.LATEST:
+        schema = client.get_latest(subject) if request.version is None else client.get_version(subject,
+                                                                                            request.version)
+        return schema, _wire_id(schema, framing), subject, "use.latest.version"
+
+    if mode is Registration.AUTO_REGISTER:
+        sid = client.register_schema(subject, given, normalize=request.normalize)
+        wire: int | str | None = sid
+        if registry.vendor is Vendor.AWS_GLUE:  # Glue answers the schema version id (a UUID) itself
+            if framing is not Framing.GLUE:
+                raise ConfigError(f"an AWS Glue registry names schemas by version UUID; framing {framing!r} "
+                                  "cannot carry it (use the glue framing)")
+        elif framing.has_guid:
+            wire = client.get_schema_by_id(int(sid)).guid
+        log.info("registered the %s schema under %s: id %s", what, subject, sid)
+        return given, wire, subject, "auto.register.schemas"
+
+    # Default: the given schema must already be registered under the subject.
+    fmt = payload_format(schema_format(given, request.fmt))
+    want = fmt.canonical(given.text)
+    try:
+        versions = client.list_versions(subject)
+    except SchemaNotFound as e:
+        raise ConfigError(f"subject {subject!r} does not exist in the registry: register the {what} schema, "
+                          "or set 'auto.register.schemas=true'") from e
+    for version in sorted(versions, reverse=True)[:_VERSIONS_SCANNED]:
+        schema = client.get_version(subject, version)
+        if fmt.canonical(schema.text) == want:
+            return given, _wire_id(schema, framing), subject, f"registered version {version}"
+    raise ConfigError(f"the {what} schema is not registered under subject {subject!r} (versions "
+                      f"{versions[-5:]} differ): register it, set 'auto.register.schemas=true', or write "
+                      "with 'use.latest.version=true'")
+
+
+def _pinned(client: Any, framing: Framing, ident: str) -> tuple[Any, int | str]:
+    """``use.schema.id``: the registered schema the framing's kind of id names, and that id."""
+    if "-" in ident:  # a UUID: Glue and the GUID framings
+        if not framing.has_guid:
+            raise ConfigError(f"'use.schema.id' {ident} is a UUID but framing {framing!r} frames integer ids")
+        schema = client.lookup((framing, uuid.UUID(ident).bytes))
+        return schema, schema.guid or ident
+    if framing.has_guid:
+        schema = client.get_schema_by_id(int(ident))
+        return schema, _wire_id(schema, framing)
+    return client.lookup((framing, int(ident))), int(ident)
+
+
+def _wire_id(schema: Any, framing: Framing) -> int | str:
+    if framing.has_guid:
+        if schema.guid is None:
+            raise ConfigError(f"framing {framing!r} frames with the schema's GUID, and the registry gave none "
+                              f"for {schema!r}")
+        return str(schema.guid)
+    if schema.id is None:
+        raise ConfigError(f"the registry gave no schema id for {schema!r}")
+    return int(schema.id)
