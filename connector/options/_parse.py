@@ -90,6 +90,8 @@ class SourceOptions:
     commit_offsets_to_group: bool = False
     poll_timeout_ms: int = 120_000
     fetch_timeout_ms: int = 30_000
+    fetch_num_retries: int = 3
+    fetch_retry_interval_ms: int = 1_000
     max_batch_rows: int = 10_000
     mode: Mode = Mode.FAILFAST
     wire_format: Framing | None = None
