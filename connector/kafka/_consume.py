@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from itertools import chain
@@ -23,7 +22,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from connector.errors import ConfigError, KafkaReadError
 
-from ._ranges import COULD_NOT_READ_OFFSET_RANGE, OffsetRange, report_data_loss
+from ._fetch_errors import Progress, check_gap, on_error, where
+from ._ranges import OffsetRange
 
 __all__ = ["RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "read_range", "commit_offsets",
            "consumer_stats"]
@@ -47,9 +47,6 @@ RAW_ARROW_SCHEMA = pa.schema([
 RAW_ARROW_SCHEMA_NO_HEADERS = pa.schema([f for f in RAW_ARROW_SCHEMA if f.name != "headers"])
 _TS_TYPE = pa.timestamp("us", tz="UTC")
 
-_OUT_OF_RANGE = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE}
-_GONE = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION,
-         KafkaError._UNKNOWN_TOPIC}
 
 # ---------------------------------------------------------------------------- consumers
 
@@ -177,19 +174,6 @@ def _to_batch(msgs: list[Message], topic: str, partition: int,
 
 # ---------------------------------------------------------------------------- reading
 
-def _where(rng: OffsetRange, offset: int) -> str:
-    return f"topic {rng.topic}, partition {rng.partition}, offset {offset}"
-
-
-def _watermarks(consumer: Consumer, rng: OffsetRange, timeout: float) -> tuple[int, int]:
-    try:
-        return consumer.get_watermark_offsets(TopicPartition(rng.topic, rng.partition),
-                                              timeout=timeout, cached=False)
-    except KafkaException as e:
-        raise KafkaReadError(f"cannot list offsets of {_where(rng, rng.start)}: "
-                             f"{e.args[0].str()}") from e
-
-
 def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 10000,
                include_headers: bool = True, fail_on_data_loss: bool = True,
                poll_timeout_s: float = 120.0, isolation_level: str | None = None,
@@ -213,7 +197,10 @@ def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 1
         Records that aged out (or a partition that vanished) raise :class:`DataLossError`;
         when false a warning is logged and the rows still available are returned.
     poll_timeout_s : float
-        Longest wait for the next records before giving up with :class:`KafkaReadError`.
+        Longest time without a new record before giving up with :class:`KafkaReadError`.
+        Transient broker errors (a leader moved, a broker restarting, a request timed out)
+        are ridden out meanwhile, while librdkafka recovers; fatal ones (authorization,
+        corrupt records) fail at once. See :mod:`connector.kafka._fetch_errors`.
     isolation_level : str, optional
         ``read_committed`` or ``read_uncommitted``; default: the ``isolation.level`` of
         ``conf``, else ``read_committed`` (the same rule as :class:`KafkaOffsetReader`, so
@@ -249,14 +236,14 @@ def read_range(conf: Mapping[str, str], rng: OffsetRange, *, batch_size: int = 1
     except KafkaException as e:
         err = e.args[0] if e.args else e
         text = err.str() if isinstance(err, KafkaError) else str(err)
-        raise KafkaReadError(f"Kafka error while reading {_where(rng, rng.start)} "
+        raise KafkaReadError(f"Kafka error while reading {where(rng, rng.start)} "
                              f"(range end {rng.end}): {text}") from e
     finally:
         _close_consumer(consumer)  # also when the caller stops early (a LIMIT)
 
 
 def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
-           poll_timeout_s: float) -> tuple[list[Message], bool]:
+           progress: Progress) -> tuple[list[Message], bool]:
     """Up to ``want`` messages/events; returns them and whether an error event is among them.
 
     ``consume()`` blocks until it has ``num_messages`` or its timeout expires, and a range
@@ -264,24 +251,20 @@ def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
     is called in short slices and returns as soon as the range end, an event or a pause in
     the data is seen.
     """
-    slice_s = min(0.1, poll_timeout_s)
+    slice_s = min(0.1, progress.timeout_s)
     buf: list[Message] = []
-    idle_since = time.monotonic()
     while len(buf) < want:
         got = consumer.consume(num_messages=want - len(buf), timeout=slice_s)
         if not got:
             if buf:
                 break
-            if time.monotonic() - idle_since > poll_timeout_s:
-                raise KafkaReadError(f"no records received for {poll_timeout_s:g}s while "
-                                     f"reading {_where(rng, nxt)} (range end {end})")
+            progress.check(rng, nxt)
             continue
         buf.extend(got)
         if any(map(Message.error, got)):  # KafkaError objects are truthy
             return buf, True
         if _offset(got[-1]) >= end - 1:
             break
-        idle_since = time.monotonic()
     return buf, False
 
 
@@ -290,10 +273,10 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
     topic, partition, end = rng.topic, rng.partition, rng.end
     nxt = rng.start
     first = True
+    progress = Progress(poll_timeout_s)
     consumer.assign([TopicPartition(topic, partition, nxt)])
     while nxt < end:
-        msgs, has_error = _fetch(consumer, min(batch_size, end - nxt), end, rng, nxt,
-                                 poll_timeout_s)
+        msgs, has_error = _fetch(consumer, min(batch_size, end - nxt), end, rng, nxt, progress)
         stop = False
         resume_at = None
         if has_error:
@@ -304,7 +287,7 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
                     ok.append(m)
                     continue
                 pos = _offset(ok[-1]) + 1 if ok else nxt
-                action = _on_error(consumer, rng, m, err, pos, fail, poll_timeout_s, logger)
+                action = on_error(consumer, rng, m, err, pos, fail, progress, logger)
                 if action == "stop":
                     stop = True
                     break
@@ -312,83 +295,23 @@ def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers
                     resume_at = action  # re-assigned past lost records
                     break
             msgs = ok
+            if not msgs and not stop and resume_at is None:
+                progress.check(rng, nxt)  # errors alone are no progress
         if msgs and _offset(msgs[-1]) >= end:
             msgs = [m for m in msgs if _offset(m) < end]
         if msgs:
             if first and _offset(msgs[0]) > nxt:
-                _check_gap(consumer, rng, nxt, _offset(msgs[0]), fail, poll_timeout_s, logger)
+                check_gap(consumer, rng, nxt, _offset(msgs[0]), fail, poll_timeout_s, logger)
             first = False
             nxt = _offset(msgs[-1]) + 1
             yield _to_batch(msgs, topic, partition, include_headers)
+            progress.advanced()  # also: the caller's time with the batch is not our wait
         if stop:
             return
         if resume_at is not None:
             nxt = resume_at
             first = False
-
-
-def _check_gap(consumer, rng, expected, got, fail, timeout, logger) -> None:
-    # A gap at the start is legitimate (compaction, transaction markers) unless the records
-    # before the gap are gone from the log.
-    low, _ = _watermarks(consumer, rng, timeout)
-    if expected < low:
-        report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
-                         f"Cannot fetch offset {expected} of topic partition "
-                         f"{rng.topic}-{rng.partition}: the earliest offset is now {low}; "
-                         f"records [{expected}, {min(got, low)}) are lost.", fail, logger)
-
-
-def _lost(rng: OffsetRange, frm: int, to: int, why: str) -> str:
-    return (f"Could not read records in offset [{frm}, {to}) for topic partition "
-            f"{rng.topic}-{rng.partition}: {why}.")
-
-
-def _on_error(consumer, rng, msg, err, pos, fail, timeout, logger):
-    """Handle one error event at read position ``pos``.
-
-    Returns ``"stop"`` (the range is done), an offset to resume from (after records were
-    lost), or None (keep reading).
-    """
-    code = err.code()
-    if code == KafkaError._PARTITION_EOF:
-        hw = msg.offset()
-        if hw >= rng.end or pos >= rng.end:
-            return "stop"  # the range ends in an offset gap
-        low, high = _watermarks(consumer, rng, timeout)
-        if high > pos:
-            return None  # more records became visible since this EOF was emitted
-        report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
-                         _lost(rng, pos, rng.end, f"the partition now ends at {high}"),
-                         fail, logger)
-        return "stop"
-    if code in _OUT_OF_RANGE:
-        low, high = _watermarks(consumer, rng, timeout)
-        if pos < low:
-            report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
-                             _lost(rng, pos, min(low, rng.end),
-                                   f"the earliest offset is now {low} (records aged out)"),
-                             fail, logger)
-            if low >= rng.end:
-                return "stop"
-            consumer.assign([TopicPartition(rng.topic, rng.partition, low)])
-            return low
-        if pos >= high:
-            report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
-                             _lost(rng, pos, rng.end, f"the partition now ends at {high}"),
-                             fail, logger)
-            return "stop"
-        # The log moved under the fetch but ``pos`` is valid again: fetch it once more.
-        consumer.assign([TopicPartition(rng.topic, rng.partition, pos)])
-        return pos
-    if code in _GONE:
-        report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
-                         _lost(rng, pos, rng.end, "the topic partition does not exist any "
-                               "more"), fail, logger)
-        return "stop"
-    if err.fatal() or (not err.retriable() and msg.topic() is not None):
-        raise KafkaReadError(f"Kafka error while reading {_where(rng, pos)}: {err.str()}")
-    _log.debug("transient Kafka error while reading %s: %s", _where(rng, pos), err.str())
-    return None
+            progress.advanced()
 
 
 def commit_offsets(conf: Mapping[str, str], group_id: str,

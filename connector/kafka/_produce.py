@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -95,7 +95,10 @@ class BatchProducer:
         if err is not None:
             self.failed_count += 1
             if len(self.failures) < 10:
-                self.failures.append((msg.topic(), msg.partition(), err.str()))
+                text = err.str()
+                if err.code() == KafkaError._MSG_TIMED_OUT:
+                    text += " (not delivered within delivery.timeout.ms, retries included)"
+                self.failures.append((msg.topic(), msg.partition(), text))
 
     def _on_error(self, err) -> None:
         if err.fatal():
@@ -110,7 +113,7 @@ class BatchProducer:
         """Raise :class:`DeliveryError` if any record failed so far (called between batches)."""
         if self.failed_count or self.fatal:
             self.broken = True
-            where = "; ".join(f"{t}[{p}]: {e}" for t, p, e in self.failures)
+            where = _describe_failures(self.failures)
             fatal = f"fatal producer error: {self.fatal}. " if self.fatal else ""
             raise DeliveryError(
                 f"{fatal}{self.failed_count} record(s) were not delivered ({where or 'no detail'}). "
@@ -208,6 +211,27 @@ class BatchProducer:
             self.producer.flush(0)
         except (KafkaException, RuntimeError):  # best effort: the producer is thrown away anyway
             pass
+
+
+def _describe_failures(failures: Sequence[tuple[str, int | None, str]]) -> str:
+    """``topic 't' partition 3: <error>`` per distinct failure (with a count when repeated).
+
+    librdkafka reports no partition (None) for a record it never assigned one: the producer
+    had no metadata for the topic (brokers unreachable, or the topic does not exist and is not
+    auto-created), so the message says that instead of ``t[None]``.
+    """
+    counts: dict[tuple[str, int | None, str], int] = {}
+    for f in failures:
+        counts[f] = counts.get(f, 0) + 1
+    parts = []
+    for (topic, partition, text), n in counts.items():
+        if partition is None or partition < 0:
+            where = (f"topic {topic!r}, no partition assigned (the producer never got the topic's "
+                     "metadata: brokers unreachable, or the topic does not exist)")
+        else:
+            where = f"topic {topic!r} partition {partition}"
+        parts.append(f"{where}: {text}" + (f" (x{n})" if n > 1 else ""))
+    return "; ".join(parts)
 
 
 def _err_text(e: BaseException) -> str:

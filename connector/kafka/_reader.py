@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from registry import redact_servers, redact_text
@@ -13,12 +15,30 @@ from connector.errors import ConfigError, KafkaReadError
 
 from ._conf import bootstrap_without_credentials, redact_conf
 from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetSpec
+from ._transient import GONE_CODES, error_text, is_transient
 
 __all__ = ["KafkaOffsetReader", "apply_timestamp_results"]
 
 _log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
+T = TypeVar("T")
+
+#: Spark's ``fetchOffset.numRetries`` and ``fetchOffset.retryIntervalMs`` defaults.
+DEFAULT_NUM_RETRIES = 3
+DEFAULT_RETRY_INTERVAL_S = 1.0
+
+
+class _Retry(Exception):
+    """One attempt of a look-up failed with a transient error (internal to this module)."""
+
+    def __init__(self, err: KafkaError, where: str = ""):
+        super().__init__(err.str())
+        self.err, self.where = err, where
+
+
+class _Stop(_Retry):
+    """One attempt of a look-up failed with an error no retry can fix (internal)."""
 
 #: Default isolation level: only committed transactional records are read (and the "latest"
 #: offset is the last stable offset, since ListOffsets honours the consumer's isolation level).
@@ -73,7 +93,14 @@ class KafkaOffsetReader:
         librdkafka settings (from :func:`kafka_conf_from_options`). ``group.id`` defaults to a
         throwaway ``asyncapi-kafka-<uuid>-driver``; no group is ever joined.
     timeout_s : float
-        Bound on each metadata/ListOffsets request.
+        Bound on each look-up (metadata, ListOffsets), its retries included
+        (``fetchOffset.timeoutMs``).
+    num_retries : int
+        Retries of a look-up that failed with a transient error (a leader moved, a broker
+        restarting, a request timed out), like Spark's ``fetchOffset.numRetries``. Metadata is
+        refreshed before each retry.
+    retry_interval_s : float
+        Wait before each retry (Spark's ``fetchOffset.retryIntervalMs``).
     isolation_level : str
         ``read_committed`` (default) or ``read_uncommitted``.
 
@@ -90,7 +117,9 @@ class KafkaOffsetReader:
     """
 
     def __init__(self, conf: Mapping[str, str], *, timeout_s: float = 30.0,
-                 isolation_level: str | None = None, group_prefix: str = "asyncapi-kafka"):
+                 isolation_level: str | None = None, group_prefix: str = "asyncapi-kafka",
+                 num_retries: int = DEFAULT_NUM_RETRIES,
+                 retry_interval_s: float = DEFAULT_RETRY_INTERVAL_S):
         c = dict(conf)
         if c.get("bootstrap.servers"):
             c["bootstrap.servers"] = bootstrap_without_credentials(str(c["bootstrap.servers"]),
@@ -107,6 +136,10 @@ class KafkaOffsetReader:
         # A missing topic must stay missing: never let a metadata request create it.
         c.setdefault("allow.auto.create.topics", "false")
         self.timeout_s = float(timeout_s)
+        if num_retries < 0 or retry_interval_s < 0:
+            raise ConfigError("num_retries and retry_interval_s must not be negative")
+        self.num_retries = int(num_retries)
+        self.retry_interval_s = float(retry_interval_s)
         self.isolation_level = iso
         self.group_id = c["group.id"]  # throwaway (never committed to) unless the user set one
         try:
@@ -133,21 +166,76 @@ class KafkaOffsetReader:
             except (KafkaException, RuntimeError):
                 _log.debug("ignoring error while closing the driver consumer", exc_info=True)
 
-    def _fail(self, what: str, e: KafkaException) -> KafkaReadError:
-        err = e.args[0] if e.args else e
-        text = err.str() if isinstance(err, KafkaError) else str(err)
+    def _fail(self, what: str, err: object, *, tries: int, began: float, why: str,
+              where: str = "") -> KafkaReadError:
+        elapsed = time.monotonic() - began
+        attempts = f"{tries} attempt{'' if tries == 1 else 's'} in {elapsed:.1f}s"
+        limits = (f"fetchOffset.numRetries={self.num_retries}, "
+                  f"fetchOffset.retryIntervalMs={round(self.retry_interval_s * 1000)}, "
+                  f"fetchOffset.timeoutMs={round(self.timeout_s * 1000)}")
         # Both the list and librdkafka's text may echo ``user:password@`` from the address.
         return KafkaReadError(f"{what} failed against Kafka bootstrap servers "
-                              f"{redact_servers(self._bootstrap)} within {self.timeout_s:g}s: "
-                              f"{redact_text(text)}")
+                              f"{redact_servers(self._bootstrap)}: {why} after {attempts} ({limits}); "
+                              f"last error{' on ' + where if where else ''}: {redact_text(error_text(err))}")
+
+    def _retrying(self, what: str, attempt: Callable[[float], T], topics: Callable[[], Iterable[str]]) -> T:
+        """Run ``attempt(timeout_s)`` until it returns, retrying transient errors.
+
+        Between tries the metadata of ``topics()`` is refreshed (a moved leader is learnt from
+        it) and the reader waits ``retry_interval_s``. At most ``1 + num_retries`` attempts,
+        all within ``timeout_s`` of the first one (Spark's ``fetchOffset.*`` options).
+        """
+        began = time.monotonic()
+        deadline = began + self.timeout_s
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                return attempt(max(deadline - time.monotonic(), 0.001))
+            except KafkaException as e:
+                err = e.args[0] if e.args else e
+                if not (isinstance(err, KafkaError) and is_transient(err)):
+                    raise self._fail(what, err, tries=tries, began=began, why="not retriable") from e
+                last, where = err, ""
+            except _Stop as s:
+                raise self._fail(what, s.err, tries=tries, began=began, where=s.where,
+                                 why="not retriable") from None
+            except _Retry as r:
+                last, where = r.err, r.where
+            now = time.monotonic()
+            if tries > self.num_retries:
+                raise self._fail(what, last, tries=tries, began=began, where=where,
+                                 why="still failing with retriable errors")
+            if now + self.retry_interval_s >= deadline:
+                raise self._fail(what, last, tries=tries, began=began, where=where,
+                                 why="out of time (fetchOffset.timeoutMs)")
+            _log.info("%s: %s%s (attempt %d of %d); refreshing metadata and retrying in %gs", what,
+                      last.str(), f" on {where}" if where else "", tries, self.num_retries + 1,
+                      self.retry_interval_s)
+            time.sleep(self.retry_interval_s)
+            self._refresh(topics(), deadline)
+
+    def _refresh(self, topics: Iterable[str], deadline: float) -> None:
+        # A metadata answer updates librdkafka's leader cache; failures here show up in the
+        # next attempt, which is what gets reported.
+        for topic in sorted(set(topics)):
+            try:
+                self._consumer.list_topics(topic, timeout=max(deadline - time.monotonic(), 0.001))
+            except KafkaException as e:
+                _log.debug("metadata refresh of %s failed: %s", topic, e)
 
     def _metadata(self, topic: str | None = None):
-        try:
+        def attempt(timeout: float):
             if topic is None:
-                return self._consumer.list_topics(timeout=self.timeout_s)
-            return self._consumer.list_topics(topic, timeout=self.timeout_s)
-        except KafkaException as e:
-            raise self._fail("fetching topic metadata", e) from e
+                return self._consumer.list_topics(timeout=timeout)
+            md = self._consumer.list_topics(topic, timeout=timeout)
+            tmeta = md.topics.get(topic)
+            if tmeta is not None and tmeta.error is not None and not tmeta.partitions \
+                    and is_transient(tmeta.error):
+                raise _Retry(tmeta.error, topic)  # e.g. LEADER_NOT_AVAILABLE while it is created
+            return md
+
+        return self._retrying("fetching topic metadata", attempt, lambda: [topic] if topic else [])
 
     def partitions_for(self, topics: Sequence[str] | str | None = (), pattern: str | None = None
                        ) -> list[TP]:
@@ -192,24 +280,75 @@ class KafkaOffsetReader:
             out.update((name, p) for p in tmeta.partitions)
         return sorted(out)
 
+    def _missing(self, tps: Iterable[TP], timeout: float) -> list[TP]:
+        """Partitions of ``tps`` a fresh metadata answer does not list (deleted topics or
+        partitions); an unanswered request lists none, so the caller retries."""
+        gone: list[TP] = []
+        by_topic: dict[str, list[int]] = {}
+        for t, p in tps:
+            by_topic.setdefault(t, []).append(p)
+        for topic, parts in sorted(by_topic.items()):
+            try:
+                tmeta = self._consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+            except KafkaException:
+                continue
+            known = set(tmeta.partitions) if tmeta is not None else set()
+            if tmeta is not None and tmeta.error is not None and not known \
+                    and tmeta.error.code() not in GONE_CODES:
+                continue  # no answer about this topic's partitions
+            gone.extend((topic, p) for p in parts if p not in known)
+        return sorted(gone)
+
     def _list_offsets(self, tps: Iterable[TP], values: Mapping[TP, int] | int,
                       what: str) -> dict[TP, int]:
+        """One ListOffsets look-up over ``tps``: transient errors are retried for the
+        partitions that hit them (see :meth:`_retrying`); a partition a fresh metadata answer
+        no longer lists fails at once."""
         tps = list(tps)
         if not tps:
             return {}
-        req = [TopicPartition(t, p, values if isinstance(values, int) else values[(t, p)])
-               for t, p in tps]
-        try:
-            res = self._consumer.offsets_for_times(req, timeout=self.timeout_s)
-        except KafkaException as e:
-            raise self._fail(what, e) from e
         out: dict[TP, int] = {}
-        for r in res:
-            if r.error is not None:
-                raise KafkaReadError(f"{what} failed for {r.topic}-{r.partition}: "
-                                     f"{r.error.str()}")
-            out[(r.topic, r.partition)] = r.offset
-        return out
+        todo = list(tps)
+
+        def attempt(timeout: float) -> dict[TP, int]:
+            req = [TopicPartition(t, p, values if isinstance(values, int) else values[(t, p)])
+                   for t, p in todo]
+            try:
+                res = self._consumer.offsets_for_times(req, timeout=timeout)
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                if isinstance(err, KafkaError) and err.code() in GONE_CODES:
+                    self._fail_if_gone(what, todo, timeout, err)
+                    raise _Retry(err) from e
+                raise
+            retry: list[tuple[TP, KafkaError]] = []
+            for r in res:
+                tp = (r.topic, r.partition)
+                if r.error is None:
+                    out[tp] = r.offset
+                elif is_transient(r.error) or r.error.code() in GONE_CODES:
+                    retry.append((tp, r.error))
+                else:
+                    raise _Stop(r.error, f"{r.topic}-{r.partition}")
+            gone_codes = [e for _, e in retry if e.code() in GONE_CODES]
+            if gone_codes:
+                self._fail_if_gone(what, [tp for tp, e in retry if e.code() in GONE_CODES], timeout,
+                                   gone_codes[0])
+            todo[:] = [tp for tp, _ in retry]
+            if retry:
+                (t, p), err = retry[0]
+                raise _Retry(err, f"{t}-{p}" + (f" and {len(retry) - 1} more partition(s)"
+                                                if len(retry) > 1 else ""))
+            return out
+
+        return self._retrying(what, attempt, lambda: [t for t, _ in todo])
+
+    def _fail_if_gone(self, what: str, tps: Sequence[TP], timeout: float, err: KafkaError) -> None:
+        gone = self._missing(tps, timeout)
+        if gone:
+            raise KafkaReadError(f"{what} failed: topic partition(s) "
+                                 f"{', '.join(f'{t}-{p}' for t, p in gone)} do not exist any more "
+                                 f"(a fresh metadata answer does not list them): {err.str()}")
 
     def earliest(self, tps: Iterable[TP]) -> dict[TP, int]:
         """Log start offset of each partition."""

@@ -102,6 +102,8 @@ class SourceOptions:
     commit_offsets_to_group: bool = default_of("commit_offsets_to_group")
     poll_timeout_ms: int = default_of("poll_timeout_ms")
     fetch_timeout_ms: int = default_of("fetch_timeout_ms")
+    fetch_num_retries: int = default_of("fetch_num_retries")
+    fetch_retry_interval_ms: int = default_of("fetch_retry_interval_ms")
     max_batch_rows: int = default_of("max_batch_rows")
     mode: Mode = default_of("mode")
     wire_format: Framing | None = None

@@ -285,9 +285,15 @@ OPTIONS: tuple[Option, ...] = (
     _o("commitOffsetsToGroup", boolean, frozenset({STREAM}), "commit_offsets_to_group", "false",
        "Streaming: commit processed offsets to the operation's groupId (monitoring only)."),
     _o("kafkaConsumer.pollTimeoutMs", integer(1), READ, "poll_timeout_ms", "120000",
-       "How long an executor waits for records it knows exist."),
+       "How long an executor reads on without progress (no new record) before the task fails; transient broker "
+       "errors are ridden out meanwhile."),
     _o("fetchOffset.timeoutMs", integer(1), ALL, "fetch_timeout_ms", "30000",
-       "Driver timeout for metadata and offset look-ups."),
+       "Driver timeout for metadata and offset look-ups, retries included."),
+    _o("fetchOffset.numRetries", integer(0), READ, "fetch_num_retries", "3",
+       "Retries of a driver look-up that failed with a transient error (leader moved, broker restarting, "
+       "request timed out), metadata refreshed before each."),
+    _o("fetchOffset.retryIntervalMs", integer(0), READ, "fetch_retry_interval_ms", "1000",
+       "Wait before each retry of a driver look-up."),
     _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
        "Rows per Arrow batch handed to Spark (bounds worker memory)."),
     _o("mode", enum_of(Mode), READ, "mode", "FAILFAST",

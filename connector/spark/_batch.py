@@ -9,7 +9,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from connector.spark._setup import ReadSetup
 
-__all__ = ["BatchReader", "KafkaInputPartition", "read_partition", "offset_specs"]
+__all__ = ["BatchReader", "KafkaInputPartition", "read_partition", "offset_specs", "offset_reader"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -33,6 +33,17 @@ def offset_specs(setup: ReadSetup):
     if opts.starting is None or opts.direction != "read" or opts.streaming is None:
         raise RuntimeError("a reader needs options checked for its kind of read (SourceOptions.for_scope)")
     return opts.starting, opts.ending
+
+
+def offset_reader(setup: ReadSetup):
+    """The driver's :class:`~connector.kafka.KafkaOffsetReader` for this read, with the
+    ``fetchOffset.*`` timeout and retries (one place for batch and stream)."""
+    from connector.kafka import KafkaOffsetReader
+
+    opts = setup.options
+    return KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0,
+                             group_prefix=opts.group_id_prefix, num_retries=opts.fetch_num_retries,
+                             retry_interval_s=opts.fetch_retry_interval_ms / 1000.0)
 
 
 def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end: int) -> Iterator[pa.RecordBatch]:
@@ -59,13 +70,12 @@ class BatchReader(DataSourceReader):
         self.setup = setup
 
     def partitions(self):
-        from connector.kafka import KafkaOffsetReader, plan_ranges, validate_ranges
+        from connector.kafka import plan_ranges, validate_ranges
 
         setup = self.setup
         opts = setup.options
         start_spec, end_spec = offset_specs(setup)
-        reader = KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0,
-                                   group_prefix=opts.group_id_prefix)
+        reader = offset_reader(setup)
         try:
             tps = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)
             start = reader.resolve(start_spec, tps)

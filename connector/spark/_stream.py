@@ -14,7 +14,7 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows, Rea
                                               SupportsTriggerAvailableNow)
 
 from connector.spark import _offsets as off
-from connector.spark._batch import KafkaInputPartition, offset_specs, read_partition
+from connector.spark._batch import KafkaInputPartition, offset_reader, offset_specs, read_partition
 from connector.spark._setup import ReadSetup
 
 __all__ = ["StreamReader"]
@@ -35,12 +35,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- driver side -------------------------------------------------------------------
     def _reader(self):
-        from connector.kafka import KafkaOffsetReader
-
         if self._offset_reader is None:
-            self._offset_reader = KafkaOffsetReader(
-                self.setup.kafka_conf(), timeout_s=self.setup.options.fetch_timeout_ms / 1000.0,
-                group_prefix=self.setup.options.group_id_prefix)
+            self._offset_reader = offset_reader(self.setup)
         return self._offset_reader
 
     def _partitions_now(self):

@@ -26,6 +26,25 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+def plain_doc(bootstrap: str, topic: str) -> dict:
+    """A document without registry or payload schema: values stay binary, framing none."""
+    return {"asyncapi": "3.0.0", "info": {"title": "t", "version": "1"},
+            "servers": {"k": {"host": bootstrap, "protocol": "kafka"}},
+            "channels": {"c": {"address": topic, "messages": {"m": {"name": "M"}}}}}
+
+
+def plain_setup(bootstrap: str, topic: str, **extra):
+    """The driver's ``ReadSetup`` for :func:`plain_doc` with these options (channel ``c``)."""
+    import json
+
+    from connector.options import parse_options
+    from connector.spark._setup import build_setup
+
+    opts = {"asyncapi": json.dumps(plain_doc(bootstrap, topic)), "channel": "c"}
+    opts.update(extra)
+    return build_setup(parse_options(opts))
+
+
 def fast_registry_config(*urls: str, **kw) -> RegistryConfig:
     """A RegistryConfig with millisecond backoffs so retry scenarios stay fast."""
     kw.setdefault("retry_backoff_s", 0.001)
