@@ -28,9 +28,9 @@ from ._consume import (
 from ._offsets import (
     EARLIEST,
     LATEST,
+    OffsetKind,
     OffsetSpec,
     check_batch_start,
-    offset_spec_from_options,
     parse_offsets_option,
     parse_strategy,
 )
@@ -57,7 +57,7 @@ from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp
 from ._sample import sample_tail
 
 __all__ = [
-    "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
+    "OffsetSpec", "OffsetKind", "parse_offsets_option", "parse_strategy",
     "check_batch_start",
     "EARLIEST", "LATEST",
     "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",

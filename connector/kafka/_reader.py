@@ -14,7 +14,7 @@ from registry import redact_servers, redact_text
 from connector.errors import ConfigError, KafkaReadError
 
 from ._conf import bootstrap_without_credentials, redact_conf
-from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetSpec
+from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetKind, OffsetSpec
 from ._transient import GONE_CODES, error_text, is_transient
 
 __all__ = ["KafkaOffsetReader", "apply_timestamp_results"]
@@ -385,26 +385,24 @@ class KafkaOffsetReader:
             Per-partition JSON does not name exactly the partitions being read (Spark's rule).
         """
         tps = sorted(tps)
-        if spec.kind == "earliest":
+        if spec.kind is OffsetKind.EARLIEST:
             return self.earliest(tps)
-        if spec.kind == "latest":
+        if spec.kind is OffsetKind.LATEST:
             return self.latest(tps)
-        if spec.kind == "timestamp":
+        if spec.kind is OffsetKind.TIMESTAMP:
             return self.by_timestamp(tps, int(spec.timestamp or 0), is_ending=spec.is_ending,
                                      strategy=spec.strategy)
         given = spec.as_dict()
         if set(given) != set(tps):
             opt = ("ending" if spec.is_ending else "starting") + (
-                "Offsets" if spec.kind == "offsets" else "OffsetsByTimestamp")
+                "Offsets" if spec.kind is OffsetKind.OFFSETS else "OffsetsByTimestamp")
             raise ConfigError(
                 f"If {opt} contains specific offsets, you must specify all TopicPartitions. "
                 "Use -1 for latest, -2 for earliest.\n"
                 f"Specified: {sorted(given)} Assigned: {tps}")
-        if spec.kind == "timestamps":
+        if spec.kind is OffsetKind.TIMESTAMPS:
             return self.by_timestamp(tps, given, is_ending=spec.is_ending,
                                      strategy=spec.strategy)
-        if spec.kind != "offsets":
-            raise ConfigError(f"unknown offset spec kind {spec.kind!r}")
         early = self.earliest([tp for tp in tps if given[tp] == EARLIEST])
         late = self.latest([tp for tp in tps if given[tp] == LATEST])
         return {tp: early.get(tp, late.get(tp, given[tp])) for tp in tps}

@@ -22,8 +22,6 @@ from wireformat import Framing
 from connector.formats import EnumRepr, EvolutionMode, Mode
 from connector.errors import ConfigError
 from connector.kafka import (
-    OWNED_KAFKA_SETTINGS,
-    OWNED_PRODUCER_SETTINGS,
     OffsetSpec,
     bootstrap_without_credentials,
     check_batch_start,
@@ -159,7 +157,7 @@ class SourceOptions:
         Examples
         --------
         >>> opts = parse_any({"asyncapi": "doc.yaml", "channel": "orders"})
-        >>> opts.for_scope(streaming=True).starting.kind
+        >>> opts.for_scope(streaming=True).starting.kind.value
         'latest'
         """
         if direction not in ("read", "write"):
@@ -169,10 +167,6 @@ class SourceOptions:
             raise ValueError(f"options already scoped for streaming={self.streaming}")
         for key in self.given:
             _check_scope(_option(key), direction, streaming)
-        owned = OWNED_PRODUCER_SETTINGS if direction == WRITE else OWNED_KAFKA_SETTINGS
-        for setting in sorted(self.kafka_settings()):
-            if setting in owned:
-                raise ConfigError(f"option 'kafka.{setting}' is not supported: {owned[setting]}")
         starting, ending = self.starting, self.ending
         if direction == "read" and streaming is False:
             starting = check_batch_start(starting or _default(False, BATCH_START, self.timestamp_strategy))
@@ -320,7 +314,7 @@ def parse_options(raw: Mapping[Any, Any], *, streaming: bool | None = False,
     Examples
     --------
     >>> opts = parse_options({"asyncapi": "doc.yaml", "channel": "orders", "mode": "permissive"})
-    >>> str(opts.mode), opts.starting.kind, opts.ending.kind
+    >>> str(opts.mode), opts.starting.kind.value, opts.ending.kind.value
     ('PERMISSIVE', 'earliest', 'latest')
     """
     if direction not in ("read", "write"):

@@ -105,12 +105,13 @@ class _Decoders:
 
 
 def _kafka_conf(opts: SourceOptions, plan: ReadPlan, base_kafka: tuple[tuple[str, str], ...], *,
-                warn: bool) -> dict[str, str]:
+                warn: bool, require_bootstrap: bool = True) -> dict[str, str]:
     from connector.kafka import kafka_conf_from_options
 
     # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
     # one option to point a read at a local cluster (issue 17).
     return kafka_conf_from_options(opts.kafka_settings(), plan_config=base_kafka, warn=warn,
+                                   require_bootstrap=require_bootstrap,
                                    where=f"the document's server for channel '{plan.channel}' gives none")
 
 
@@ -183,6 +184,9 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
     config = registry_config(opts, plan)
     _check_framing(opts, plan, framing, config)
     base_kafka = document_kafka(plan)
+    # Checked now, so a setting the source owns fails at load() (and the driver logs its TLS
+    # warnings once); planning builds it again, with the bootstrap list required.
+    _kafka_conf(opts, plan, base_kafka, warn=True, require_bootstrap=False)
     dec = _decoders(request, opts, plan, framing, config, base_kafka)
     schema_id_kind: Literal["long", "string", "none"] = (
         "none" if framing is Framing.NONE else "string" if framing.id_text else "long")

@@ -10,7 +10,6 @@ from connector.errors import ConfigError, KafkaReadError
 from connector.kafka import (
     KafkaOffsetReader,
     commit_offsets,
-    offset_spec_from_options,
     parse_offsets_option,
 )
 
@@ -73,7 +72,7 @@ def test_earliest_latest_and_per_partition_json(kafka, reader):
         "startingOffsets", f'{{"{topic}":{{"0":2,"1":-2,"2":-1,"3":-1}}}}', is_ending=False)
     assert reader.resolve(spec, tps) == {(topic, 0): 2, (topic, 1): 0, (topic, 2): 0,
                                          (topic, 3): 2}
-    ending = offset_spec_from_options({}, is_ending=True, default="latest")
+    ending = parse_offsets_option("endingOffsets", "latest", is_ending=True)
     assert reader.resolve(ending, tps) == reader.latest(tps)
     partial = parse_offsets_option("startingOffsets", f'{{"{topic}":{{"0":1}}}}',
                                    is_ending=False)
@@ -92,13 +91,10 @@ def test_timestamp_options_use_the_brokers_answer(kafka, reader):
     if any(v >= 0 for v in found.values()):
         pytest.skip("this broker implements timestamp lookup; covered by the unit tests")
     latest = reader.latest(tps)
-    start = offset_spec_from_options({"startingTimestamp": "1"}, is_ending=False,
-                                     default="earliest")
+    start = parse_offsets_option("startingTimestamp", "1", is_ending=False)
     with pytest.raises(KafkaReadError, match="startingOffsetsByTimestampStrategy"):
         reader.resolve(start, tps)
-    start_latest = offset_spec_from_options(
-        {"startingTimestamp": "1", "startingOffsetsByTimestampStrategy": "latest"},
-        is_ending=False, default="earliest")
+    start_latest = parse_offsets_option("startingTimestamp", "1", is_ending=False, strategy="latest")
     assert reader.resolve(start_latest, tps) == latest
     by_part = parse_offsets_option(
         "endingOffsetsByTimestamp",

@@ -91,7 +91,7 @@ def test_bootstrap_missing_names_the_channel():
 def test_producer_owned_settings_refused_by_the_builder():
     from connector.kafka import OWNED_PRODUCER_SETTINGS, kafka_conf_from_options
 
-    with pytest.raises(ConfigError, match="'acks' is not supported"):
+    with pytest.raises(ConfigError, match="'kafka.acks' is not supported"):
         kafka_conf_from_options({"acks": "1"}, bootstrap_servers="b:1", owned=OWNED_PRODUCER_SETTINGS)
     assert kafka_conf_from_options({"group.id": "g"}, bootstrap_servers="b:1",
                                    owned=OWNED_PRODUCER_SETTINGS)["group.id"] == "g"

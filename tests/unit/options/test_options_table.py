@@ -241,12 +241,20 @@ def test_for_scope_does_not_parse_again(monkeypatch):
         assert o.for_scope(streaming=streaming).starting.values == (("t", 0, 5),)
 
 
-def test_owned_kafka_settings_depend_on_the_direction():
+def test_owned_kafka_settings_are_the_conf_builders_alone():
+    """One owner: the option parser passes kafka.* through, the conf builder refuses what the
+    reader or the sink owns (with the reason), and load() builds it, so the refusal still comes then."""
+    from connector.kafka import OWNED_PRODUCER_SETTINGS, kafka_conf_from_options
+
+    read = parse_options({**BASE, "kafka.group.id": "g"})
+    write = parse_options({**BASE, "kafka.acks": "1"}, direction="write")
+    assert read.kafka == (("group.id", "g"),) and write.kafka == (("acks", "1"),)
     with pytest.raises(ConfigError, match="'kafka.group.id' is not supported"):
-        parse_options({**BASE, "kafka.group.id": "g"})
+        kafka_conf_from_options(read.kafka_settings(), bootstrap_servers="b:9092")
     with pytest.raises(ConfigError, match="'kafka.acks' is not supported"):
-        parse_options({**BASE, "kafka.acks": "1"}, direction="write")
-    assert parse_options({**BASE, "kafka.acks": "1"}).kafka == (("acks", "1"),)
+        kafka_conf_from_options(write.kafka_settings(), bootstrap_servers="b:9092", owned=OWNED_PRODUCER_SETTINGS)
+    assert kafka_conf_from_options(parse_options({**BASE, "kafka.acks": "1"}).kafka_settings(),
+                                   bootstrap_servers="b:9092")["acks"] == "1"
 
 
 def test_tls_is_not_warned_at_parse(caplog):

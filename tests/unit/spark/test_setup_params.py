@@ -49,3 +49,17 @@ def test_registry_without_framing_warns_at_load(caplog):
     with caplog.at_level(logging.WARNING, logger="asyncapi_kafka"):
         build_setup(parse_options({"asyncapi": DOC, "channel": "measured"}, streaming=None))
     assert not any("wireFormat" in r.getMessage() for r in caplog.records)
+
+
+def test_a_setting_the_source_owns_fails_when_the_setup_is_built():
+    """The conf builder is the one owner of the refusal; load() builds the configuration, so the
+    option still fails then (before, the option parser refused it a second time)."""
+    import pytest
+
+    from connector.errors import ConfigError
+    from connector.options import parse_options
+    from connector.spark._setup import build_setup
+
+    with pytest.raises(ConfigError, match="'kafka.enable.auto.commit' is not supported: the source does not commit"):
+        build_setup(parse_options({"asyncapi": DOC, "channel": "measured", "kafka.enable.auto.commit": "true"},
+                                  streaming=None))
