@@ -61,9 +61,13 @@ class AsyncApiKafkaDataSource(DataSource):
         return self._setup_for(None).spark_schema()
 
     def reader(self, schema):
-        from connector.spark._batch import BatchReader
+        from connector.spark._batch import BatchReader, PushdownBatchReader
+        from connector.spark._pushdown import in_pushdown_planner
 
-        return BatchReader(self._setup_for(False))
+        # Only Spark's filter-pushdown planner (spark.sql.python.filterPushdown.enabled=true) may
+        # get a reader that overrides pushFilters: the plain planner refuses one while it is off.
+        cls = PushdownBatchReader if in_pushdown_planner() else BatchReader
+        return cls(self._setup_for(False))
 
     def streamReader(self, schema):
         from connector.spark._stream import StreamReader
