@@ -26,6 +26,7 @@ Logic is SQL's three-valued one: a predicate on a null value is unknown and the 
 """
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,8 @@ __all__ = ["Predicate", "Pushdown", "OPS", "ROW_COLUMNS", "merge_intervals"]
 OPS = ("=", "<=>", "<", "<=", ">", ">=", "in", "startswith", "endswith", "contains", "isnull", "isnotnull")
 #: Columns whose predicates are checked on each row (the others decide what is planned).
 ROW_COLUMNS = ("offset", "timestamp")
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 #: Two offset intervals closer than this are read as one range (the row mask drops the gap).
 MERGE_GAP = 10_000
@@ -78,14 +81,15 @@ class Predicate:
             raise ValueError(f"unknown operator {self.op!r}")
 
     def __str__(self) -> str:
+        show = _show_time if self.column == "timestamp" else _show
         if self.op in ("isnull", "isnotnull"):
             text = f"{self.column} IS {'NOT ' if self.op == 'isnotnull' else ''}NULL"
         elif self.op == "in":
-            text = f"{self.column} IN ({', '.join(map(_show, self.value))})"
+            text = f"{self.column} IN ({', '.join(map(show, self.value))})"
         elif self.op in ("startswith", "endswith", "contains"):
-            text = f"{self.column} {self.op.upper()} {_show(self.value)}"
+            text = f"{self.column} {self.op.upper()} {show(self.value)}"
         else:
-            text = f"{self.column} {self.op} {_show(self.value)}"
+            text = f"{self.column} {self.op} {show(self.value)}"
         return f"NOT ({text})" if self.negated else text
 
     def test(self, v) -> bool | None:
@@ -114,6 +118,13 @@ class Predicate:
 
 def _show(v) -> str:
     return repr(v) if isinstance(v, str) else str(v)
+
+
+def _show_time(us) -> str:
+    if us is None:
+        return "None"
+    t = _EPOCH + dt.timedelta(microseconds=us)
+    return f"'{t.isoformat(timespec='microseconds' if us % 1000 else 'milliseconds')}'"
 
 
 def merge_intervals(intervals: Sequence[_Interval], gap: int = 0) -> list[_Interval]:

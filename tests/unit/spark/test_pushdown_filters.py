@@ -37,7 +37,7 @@ def test_kafka_columns_are_taken_and_the_rest_is_kept():
         Not(EqualTo(("partition",), 3)), LessThan(("offset",), 10), StringStartsWith(("topic",), "shop."),
         EqualTo(("warehouse",), "berlin"), nested, EqualTo(("key",), "k"),
     ])
-    assert pushed == ["timestamp IS NOT NULL", "timestamp >= 1767225600000250", "partition IN (1, 2)",
+    assert pushed == ["timestamp IS NOT NULL", "timestamp >= '2026-01-01T00:00:00.000250+00:00'", "partition IN (1, 2)",
                       "NOT (partition = 3)", "offset < 10", "topic STARTSWITH 'shop.'", "warehouse = 'berlin'"]
     assert kept == [nested, EqualTo(("key",), "k")]
     assert all(a is b for a, b in zip(kept, [nested]))  # the very objects Spark passed
