@@ -44,8 +44,6 @@ from connector.options._table import (
 
 __all__ = ["SourceOptions", "Secrets", "parse_any", "parse_options", "is_secret_option"]
 
-_USER = "schema.registry.basic.auth.username"
-_PASSWORD = "schema.registry.basic.auth.password"
 # Spark's precedence among the offset options: global timestamp > per-partition timestamps > offsets.
 _PRECEDENCE = ("timestamp", "offsetsbytimestamp", "offsets")
 
@@ -239,10 +237,6 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
     <Mode.PERMISSIVE: 'PERMISSIVE'>
     """
     opts = {str(k).lower(): str(v) for k, v in raw.items() if k is not None and v is not None}
-    # schema.registry.basic.auth.username/password are combined by RegistryConfig.from_options
-    # (one parser for the source, the column functions and the CLI); check the pair now.
-    if (opts.get(_USER) is None) != (opts.get(_PASSWORD) is None):
-        raise ConfigError(f"options '{_USER}' and '{_PASSWORD}' go together")
     fields: dict[str, Any] = {}
     collected: dict[str, dict[str, Any]] = {"kafka": {}, "registry": {}, "channel_params": {}, "starting": {},
                                             "ending": {}}
