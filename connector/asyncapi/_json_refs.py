@@ -73,6 +73,11 @@ class _DocumentFiles:
         scheme = parts.scheme.lower()
         written = urllib.parse.unquote(ref.partition("#")[0])
         if scheme in ("http", "https"):
+            if not r.allow_remote_refs:
+                where = f"the reference root {r.ref_root}" if r.ref_root else "the document"
+                raise AsyncApiDocumentError(
+                    f"remote $ref {ref!r} is not fetched: no schema in {where} declares $id {uri!r}; "
+                    "pass allow_remote_refs=True to allow fetching it over the network", path=path)
             src = r.open_remote(uri, ref, path)
         elif scheme == "file" or not scheme:
             if not scheme or r.ref_root is None:

@@ -313,9 +313,12 @@ class _Bundler:
     def load(self, found: tuple[str, Any], uri: str) -> tuple[Loc, str]:
         doc, root = found
         self.add(doc, root)
-        if uri != doc:
+        self.index()
+        if uri in self.ids:  # the $id of a resource, maybe one embedded in the document
+            return self.ids[uri], uri
+        if uri != doc:  # another name of the document (a location, a reference name)
             self.alias.setdefault(uri, doc)
-        return self.locate(uri) or ((doc, ()), doc)
+        return (doc, ()), doc
 
     def resolve(self, ref: str, scope: str, file_base: str) -> Loc:
         doc_part, _, fragment = ref.partition("#")
