@@ -12,8 +12,9 @@ document follows (:mod:`connector.asyncapi._refs`):
   (``https://schemas.example.com/customer.json``, ``urn:...``) designates the schema that declares
   that ``$id``: first among the files already loaded, then among the JSON and YAML files under
   the reference root. The root is scanned once per document, on the first such ``$ref``, and
-  within bounds (:data:`SCAN_MAX_FILES` files, each within the size cap, only files whose text
-  mentions ``$id``; hidden folders and ``node_modules`` skipped; files whose real path leaves the
+  within bounds (:data:`SCAN_MAX_DIRS` folders, :data:`SCAN_MAX_FILES` JSON/YAML files, each
+  within the size cap, only files whose text mentions ``$id``; hidden folders and
+  ``node_modules`` skipped, symlinked folders not followed, files whose real path leaves the
   root ignored); files that do not parse are skipped;
 * ``base_of``: the URI of the file a ``$ref`` object was read from.
 """
@@ -28,10 +29,12 @@ from connector.errors import AsyncApiDocumentError, SchemaMappingError
 from connector.asyncapi._loader import parse_referenced, read_file_text
 from connector.asyncapi._refs import RefResolver, Source, file_uri
 
-__all__ = ["bundle_json_payload", "SCAN_MAX_FILES"]
+__all__ = ["bundle_json_payload", "SCAN_MAX_FILES", "SCAN_MAX_DIRS"]
 
-#: Files the ``$id`` scan of a reference root looks at, at most.
+#: JSON and YAML files the ``$id`` scan of a reference root looks at, at most.
 SCAN_MAX_FILES = 5000
+#: Folders it walks, at most.
+SCAN_MAX_DIRS = 20000
 _SCAN_EXTENSIONS = (".json", ".yaml", ".yml")
 _SKIP_DIRS = ("node_modules",)
 
@@ -62,7 +65,7 @@ class _DocumentFiles:
         self.resolver, self.path = resolver, path
 
     def base_of(self, node: dict) -> str | None:
-        src = self.resolver.owner(node, None)  # type: ignore[arg-type]
+        src = self.resolver.file_of(node)
         return None if src is None else src.uri
 
     def fetch(self, uri: str, ref: str) -> tuple[str, Any]:
@@ -123,8 +126,11 @@ def _scan(r: RefResolver) -> dict[str, str]:
     root = r.ref_root
     if root is None:
         return index
-    seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
+    seen = dirs = 0
+    for dirpath, dirnames, filenames in os.walk(root):  # symlinked folders are listed, not entered
+        dirs += 1
+        if dirs > SCAN_MAX_DIRS:
+            return index
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
         for name in sorted(filenames):
             if not name.lower().endswith(_SCAN_EXTENSIONS):

@@ -134,6 +134,10 @@ class RefResolver:
         """The source a ``$ref`` object was read from (``fallback`` for objects built in memory)."""
         return self._owners.get(id(node), fallback)
 
+    def file_of(self, node) -> Source | None:
+        """The source a ``$ref`` object was read from, None for objects built in memory."""
+        return self._owners.get(id(node))
+
     @contextlib.contextmanager
     def tracing(self) -> Iterator[list[Source]]:
         """Collect, in order, the sources refs are resolved in and loaded from meanwhile."""
