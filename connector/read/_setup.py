@@ -1,6 +1,6 @@
 """Driver-side setup of a read: document → plan → reader schemas → output schema → pipeline.
 
-No pyspark: the Spark source (``connector.spark._setup``) and Spark-free reads build
+No pyspark: the Spark source (``connector.spark._setup``) and :func:`connector.read.peek` build
 the same setup here. The output schema is an Arrow schema; the Spark source derives its
 ``StructType`` from it and casts to that type's exact Arrow form.
 
