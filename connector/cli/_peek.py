@@ -21,13 +21,13 @@ import math
 import sys
 from typing import Any
 
+from connector.cli._common import add_option_argument, add_ref_root_argument, option_pairs
+
 __all__ = ["add_peek_arguments", "peek_command", "render_records", "json_lines"]
 
 
 def add_peek_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the ``peek`` arguments on ``parser`` (a sub-command parser)."""
-    from connector.cli._common import add_option_argument, add_ref_root_argument
-
     parser.add_argument("document", metavar="DOC", help="AsyncAPI 2.x/3.x document (YAML or JSON file)")
     parser.add_argument("--channel", metavar="NAME", help="the channel (key, address or topic)")
     parser.add_argument("-n", dest="n", type=int, default=10, metavar="N", help="how many records (default 10)")
@@ -49,7 +49,6 @@ def add_peek_arguments(parser: argparse.ArgumentParser) -> None:
 
 def peek_command(args: argparse.Namespace, out=None) -> int:
     """Run ``peek``; returns 0, or 2 on errors (printed to stderr)."""
-    from connector.cli._common import option_pairs
     from connector.errors import AsyncApiKafkaError
 
     out = out or sys.stdout

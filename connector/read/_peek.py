@@ -101,9 +101,13 @@ def peek(asyncapi: str, channel: str | None = None, *, n: int = 10, from_end: bo
     raw["asyncapi"] = asyncapi
     if channel is not None:
         raw["channel"] = channel
-    opts = peek_options(raw, offset=offset, timestamp=timestamp, from_end=from_end)
-    return read(build_setup(opts), n=n, from_end=from_end, partitions=partition, offset=offset,
-                timestamp=timestamp)
+    if n < 1:
+        raise ConfigError(f"n must be at least 1, got {n}")
+    if offset is not None and offset < 0:
+        raise ConfigError(f"offset must not be negative, got {offset}; use from_end for the newest records")
+    since = None if timestamp is None else parse_time(timestamp)
+    opts = peek_options(raw, offset=offset, timestamp=since, from_end=from_end)
+    return read(build_setup(opts), n=n, from_end=from_end, partitions=partition, offset=offset, since=since)
 
 
 def peek_options(raw: Mapping[str, Any], *, offset: int | None = None, timestamp: Any = None,
@@ -157,14 +161,10 @@ def parse_time(value: int | str | dt.datetime | dt.date) -> int:
 
 
 def read(setup: ReadSetup, *, n: int = 10, from_end: bool = False, partitions: int | Sequence[int] | None = None,
-         offset: int | None = None, timestamp: Any = None) -> pa.Table:
-    """Plan, read and decode up to ``n`` records with ``setup`` (see :func:`peek`)."""
-    if n < 1:
-        raise ConfigError(f"n must be at least 1, got {n}")
-    if offset is not None and offset < 0:
-        raise ConfigError(f"offset must not be negative, got {offset}; use from_end for the newest records")
+         offset: int | None = None, since: int | None = None) -> pa.Table:
+    """Plan, read and decode up to ``n`` records with ``setup`` (see :func:`peek`; ``since``:
+    epoch milliseconds)."""
     pushdown = None
-    since = None if timestamp is None else parse_time(timestamp)
     if since is not None:
         from connector.kafka import Predicate, Pushdown
 
@@ -190,7 +190,7 @@ def decode(setup: ReadSetup, raw: pa.Table) -> pa.Table:
 
 def plan(setup: ReadSetup, *, n: int, from_end: bool, partitions: int | Sequence[int] | None,
          offset: int | None, since: int | None) -> list[tuple[TP, int, int]]:
-    """``(partition, start, end)`` to read: where the read starts and ends, per partition."""
+    """``((topic, partition), start, end)`` to read: where the read starts and ends, per partition."""
     from connector.kafka import KafkaOffsetReader, validate_ranges
 
     opts = setup.options
