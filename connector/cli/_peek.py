@@ -67,14 +67,24 @@ def peek_command(args: argparse.Namespace, out=None) -> int:
     except (AsyncApiKafkaError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.json:
-        for line in json_lines(table):
-            print(line, file=out)
-    elif table.num_rows:
-        print(render_records(table), file=out)
+    except KeyboardInterrupt:
+        return 130
+    try:
+        if args.json:
+            for line in json_lines(table):
+                print(line, file=out)
+        elif table.num_rows:
+            print(render_records(table), file=out)
+        out.flush()
+    except BrokenPipeError:
+        # `peek ... --json | head -1`: the reader has gone, which is not an error. Point stdout at
+        # nothing so the interpreter's own flush at exit does not complain again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     if not table.num_rows:
         print("no records", file=sys.stderr)
-    out.flush()
     return 0
 
 
