@@ -285,7 +285,7 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
     if srv is not None and registry_url is None and vendor is not Vendor.AWS_GLUE:
         # The binding's MUST NOT protects readers from ids they cannot resolve; a registry
         # given through options resolves them, so this is a warning here and an error at
-        # load() only when no registry is configured at all (see connector.spark._setup).
+        # load() only when no registry is configured at all (see connector.read._setup).
         for m in messages:
             if m.kafka is None:
                 continue

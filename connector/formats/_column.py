@@ -1,6 +1,6 @@
 """One column of framed Kafka bytes ⇄ one typed Arrow column: the read core and the write core.
 
-:func:`decode_column` is shared by the ``asyncapi-kafka`` source (``spark/_pipeline.py``) and
+:func:`decode_column` is shared by the ``asyncapi-kafka`` source (``read/_pipeline.py``) and
 ``from_registry``; :func:`encode_column` by the sink's tasks and ``to_registry``. Pure Arrow,
 no pyspark.
 

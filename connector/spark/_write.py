@@ -34,8 +34,8 @@ from wireformat import Framing
 
 from connector.errors import ConfigError
 from connector.options import SourceOptions
-from connector.spark._plan import document_kafka, load_plan
-from connector.spark._plan import registry_config as registry_config_of
+from connector.read import document_kafka, load_plan
+from connector.read import registry_config as registry_config_of
 from connector.spark._write_types import Encoding, EncodingMode, WriteCommit, WriteSetup
 
 __all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
