@@ -52,7 +52,8 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
                              "topicConfiguration (validated first)")
     parser.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"limit for each broker/registry call (default {DEFAULT_TIMEOUT_S:g})")
-    add_option_argument(parser, "extra librdkafka setting, or schema.registry.* option")
+    add_option_argument(parser, "a source option: kafka.<librdkafka setting> (the prefix may be left out) or "
+                                "schema.registry.*")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON report (results, counts, exit code) instead of text")
     add_ref_root_argument(parser)
@@ -64,12 +65,14 @@ def _usage(message: str) -> int:
 
 
 def _split_options(pairs) -> tuple[dict, dict]:
+    """``-o`` pairs as (librdkafka settings, registry options). The source's spellings work as in
+    ``peek`` and the DataSource (``kafka.security.protocol=SSL``); a bare librdkafka name too."""
     kafka, reg = {}, {}
     for key, value in option_pairs(pairs).items():
         if key.lower().startswith("schema.registry."):
             reg[key.lower()] = value
         else:
-            kafka[key] = value
+            kafka[key[len("kafka."):] if key.lower().startswith("kafka.") else key] = value
     return kafka, reg
 
 
