@@ -130,7 +130,7 @@ def _reader_conf(request: SchemaRequest, readers: dict, plan: ReadPlan | None) -
         return None
     (reader,) = readers.values()
     if request.use_latest_with_metadata:
-        return {"use.latest.with.metadata": dict(request.use_latest_with_metadata)}
+        return {"use.latest.with.metadata": request.use_latest_with_metadata}
     if request.pinned:
         if request.subject and request.version is None:
             return {"use.latest.version": True}

@@ -40,6 +40,17 @@ class _Reply(Exception):
         self.status, self.body, self.headers = status, body, headers or {}
 
 
+def _norm(doc):
+    """A rule set or metadata without empty members (clients send ``[]``/``null``/``false`` for
+    what another omits): what the registry compares."""
+    if isinstance(doc, dict):
+        out = {k: _norm(v) for k, v in doc.items()}
+        return {k: v for k, v in out.items() if v not in (None, [], {}, False)} or None
+    if isinstance(doc, list):
+        return [_norm(v) for v in doc]
+    return doc
+
+
 def _err(status: int, code: int, message: str) -> _Reply:
     return _Reply(status, {"error_code": code, "message": message})
 
@@ -153,7 +164,7 @@ class RegistryServer:
         stype = (body.get("schemaType") or "AVRO").upper()
         refs = [{"name": str(r["name"]), "subject": str(r["subject"]), "version": int(r["version"])}
                 for r in body.get("references") or ()]
-        metadata, rule_set = body.get("metadata") or None, body.get("ruleSet") or None
+        metadata, rule_set = _norm(body.get("metadata")), _norm(body.get("ruleSet"))
         content = json.dumps([stype, body["schema"], refs, metadata, rule_set], sort_keys=True)
         sid = self._by_content.get(content)
         if sid is None:
@@ -354,7 +365,7 @@ class RegistryServer:
                 stype = (body.get("schemaType") or "AVRO").upper()
                 for version, sid, _ in reversed(self._subjects[p[1]]):
                     s = self._schemas[sid]
-                    contract = all(body.get(k) is None or (body.get(k) or None) == s.get(k)
+                    contract = all(body.get(k) is None or _norm(body.get(k)) == _norm(s.get(k))
                                    for k in ("metadata", "ruleSet"))
                     if s["schema"] == body["schema"] and s["schemaType"] == stype and contract:
                         return 200, self._doc(sid, subject=p[1], version=version, id=sid), {}

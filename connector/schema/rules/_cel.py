@@ -156,6 +156,7 @@ class _Parser:
                 raise NotVectorizable("expected a field name")
             self.i += 1
             if self.peek("("):
+                _known(name)
                 node = ("call", name, node, self.args())
             else:
                 node = ("get", node, name)
@@ -180,6 +181,7 @@ class _Parser:
             return ("lit", v)
         if kind == "id":
             if self.peek("("):
+                _known(v)
                 return ("call", v, None, self.args())
             return ("id", v)
         if v == "(":
@@ -187,6 +189,14 @@ class _Parser:
             self.take(")")
             return node
         raise NotVectorizable(f"unexpected {v!r}")
+
+
+_FUNCTIONS = frozenset({"size", "startsWith", "endsWith", "contains"})
+
+
+def _known(name: str) -> None:
+    if name not in _FUNCTIONS:
+        raise NotVectorizable(f"function {name}")
 
 
 def split_guard(expr: str) -> tuple[str | None, str]:

@@ -139,9 +139,9 @@ class RowFailures:
         self.direction = direction
         self.settings = settings
 
-    def fail(self, rows: np.ndarray, rule: Rule, texts: Any, subject: str = "") -> np.ndarray:
-        """Apply ``rule``'s onFailure to ``rows`` (``texts``: one text or one per row); returns the
-        rows that now fail (empty for NONE)."""
+    def fail(self, rows: np.ndarray, rule: Rule, texts: Any, subject: Any = "") -> np.ndarray:
+        """Apply ``rule``'s onFailure to ``rows`` (``texts`` and ``subject``: one, or one per row);
+        returns the rows that now fail (empty for NONE)."""
         action = failure_action(rule, self.direction)
         if action == "NONE" or not len(rows):
             return np.zeros(0, np.int64)
@@ -157,7 +157,7 @@ class RowFailures:
                     msg += "; onFailure is DLQ but no dead-letter topic is configured ('rules.dlq.topic' or the " \
                            "rule's dlq.topic parameter)"
                 else:
-                    self.dlq[row] = (rule, subject, text)
+                    self.dlq[row] = (rule, subject if isinstance(subject, str) else subject[j], text)
                     msg += f"; sent to the dead-letter topic {topic!r}"
             self.errors[row] = msg
         return rows

@@ -132,7 +132,12 @@ class KeyRing:
         if material is None:
             if dek.encrypted_key_material is None:
                 raise ConfigError(f"DEK {dek.kek_name}/{dek.subject} version {dek.version} has no key material")
-            material = self._wrapper(kek).decrypt(dek.encrypted_key_material)
+            try:
+                material = self._wrapper(kek).decrypt(dek.encrypted_key_material)
+            except ValueError as e:  # RuleCryptoError: the KMS key is not the one that wrapped it
+                raise ConfigError(f"KEK {kek.name} ({kek.kms_type}) cannot unwrap DEK version {dek.version} of "
+                                  f"subject {dek.subject!r}: not the KMS key (or local-KMS secret) that wrapped "
+                                  "it") from e
         return aead_for(material, dek.algorithm)
 
     def reader(self, params: EncryptParams, subject: str, version: int) -> Aead:

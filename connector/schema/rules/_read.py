@@ -121,7 +121,7 @@ class ReadRules:
                 continue
             if writer is None:
                 continue
-            groups.extend(st.groups(writer, key, rows, topics))
+            groups.extend(st.groups(writer, key, rows, topics, _prefix(decoder, writer, parsed, rows)))
         if not groups:
             return decoder.decode(parsed, lookup)
 
@@ -156,7 +156,7 @@ class ReadRules:
             try:
                 new = st.domain(g, values.take(pa.array(ok)), ok, fails, headers)
             except NotVectorizable as e:
-                per_record.append((g, ok, f"CEL outside the vectorized subset ({e})"))
+                per_record.append((g, ok, f"{e}: outside the vectorized subset"))
                 continue
             parts.append((ok, new))
         if per_record:
@@ -192,6 +192,7 @@ class _Group:
     rows: np.ndarray
     subject: str
     plan: _Plan
+    prefix: tuple[str, ...] = ()   # several documented messages: the output field of this writer's
 
 
 class _State:
@@ -206,14 +207,14 @@ class _State:
     def ring(self):
         return key_ring(self.rules.registry, self.rules.settings.kms)
 
-    def groups(self, writer: Schema, key, rows: np.ndarray, topics) -> list[_Group]:
+    def groups(self, writer: Schema, key, rows: np.ndarray, topics, prefix: tuple = ()) -> list[_Group]:
         """The writer group split by subject (topics differ), each with its plan."""
         r = self.rules
         if r.subject or topics is None or isinstance(topics, str):
             topic = topics if isinstance(topics, str) else None
             subject = self._subject_or_none(topic, writer)
             plan = self.plan(writer, subject)
-            return [_Group(writer, key, rows, subject or "", plan)] if plan is not None else []
+            return [_Group(writer, key, rows, subject or "", plan, prefix)] if plan is not None else []
         arr = topics.take(pa.array(rows)) if len(rows) != len(topics) else topics
         enc = pc.dictionary_encode(arr).combine_chunks() if isinstance(arr, pa.ChunkedArray) else \
             pc.dictionary_encode(arr)
@@ -224,7 +225,7 @@ class _State:
             subject = self._subject_or_none(topic, writer)
             plan = self.plan(writer, subject)
             if plan is not None:
-                out.append(_Group(writer, key, sub, subject or "", plan))
+                out.append(_Group(writer, key, sub, subject or "", plan, prefix))
         return out
 
     def _subject_or_none(self, topic, writer) -> str | None:
@@ -320,6 +321,12 @@ class _State:
 
     def domain(self, g: _Group, values: pa.Array, rows: np.ndarray, fails: RowFailures, headers) -> pa.Array:
         """Apply a group's domain rules to its decoded values (rows of the batch: ``rows``)."""
+        if g.prefix:
+            got = get_leaf(values, g.prefix)
+            if got is None:
+                raise NotVectorizable(f"no output field {'.'.join(g.prefix)}")
+            inner = self.domain(dataclasses.replace(g, prefix=()), got[0], rows, fails, headers)
+            return replace_leaf(values, g.prefix, inner)
         fmt, message = self.rules.fmt, self.rules.message
         target = g.plan.target
         for rule in g.plan.domain:
@@ -351,17 +358,21 @@ class _State:
                                    f"field {leaf.full_name}: {errs[failed][0]}", g.subject)
                         out = pc.if_else(pa.array(failed), sub, out)
                     values = replace_leaf(values, leaf.path, _put(col, idx, out))
-            elif rule.type == "CEL":
-                values = self._cel(rule, values, rows, live, fails, target)
             else:
-                values = self._cel_field(rule, values, rows, live, fails, target)
+                try:
+                    if rule.type == "CEL":
+                        values = self._cel(rule, values, rows, live, fails, target, g.subject)
+                    else:
+                        values = self._cel_field(rule, values, rows, live, fails, target, g.subject)
+                except NotVectorizable as e:
+                    raise NotVectorizable(f"{rule.type} rule {rule.name!r}: {e}") from e
         return values
 
     def _leaf_types(self, target) -> dict[tuple, str]:
         return {("message",) + leaf.path: leaf.type for leaf in leaves_of(target, self.rules.fmt, self.rules.message)
                 if not leaf.nested}
 
-    def _cel(self, rule, values, rows, live, fails, target) -> pa.Array:
+    def _cel(self, rule, values, rows, live, fails, target, subject) -> pa.Array:
         guard, body = split_guard(rule.expr or "")
         sub = values.filter(pa.array(live)) if not live.all() else values
         types = self._leaf_types(target)
@@ -372,10 +383,10 @@ class _State:
         failed = ok & ~res
         if failed.any():
             idx = np.flatnonzero(live)[failed]
-            fails.fail(rows[idx], rule, rule.doc or f"Rule expr failed: {rule.expr}")
+            fails.fail(rows[idx], rule, rule.doc or f"Rule expr failed: {rule.expr}", subject)
         return values
 
-    def _cel_field(self, rule, values, rows, live, fails, target) -> pa.Array:
+    def _cel_field(self, rule, values, rows, live, fails, target, subject) -> pa.Array:
         guard, body = split_guard(rule.expr or "")
         for leaf in leaves_of(target, self.rules.fmt, self.rules.message):
             if not leaf.selected_by(rule.tags) or leaf.type not in PRIMITIVE:
@@ -407,7 +418,7 @@ class _State:
             if rule.kind == "CONDITION":
                 failed = gmask & ~_true(result, m)
                 if failed.any():
-                    fails.fail(rows[idx[failed]], rule, rule.doc or f"Rule expr failed: {rule.expr}")
+                    fails.fail(rows[idx[failed]], rule, rule.doc or f"Rule expr failed: {rule.expr}", subject)
                 continue
             if not isinstance(result, pa.Array) or not result.type.equals(col.type):
                 if isinstance(result, pa.Array) and pa.types.is_integer(result.type) and pa.types.is_integer(col.type):
@@ -424,7 +435,8 @@ class _State:
             from connector.schema.rules._confluent import RecordSerde
 
             r = self.rules
-            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.fmt, r.is_key, dict(r.reader_conf))
+            conf = {k: dict(v) if k == "use.latest.with.metadata" else v for k, v in r.reader_conf}
+            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.fmt, r.is_key, conf)
         return self.serde
 
     def _codec(self, schema: Schema):
@@ -466,7 +478,7 @@ class _State:
                     if dlq_rule is not None:
                         fails.fail(np.array([row]), _rule_of(dlq_rule), err, g.subject)
                     else:
-                        fails.error(np.array([row]), f"data contract ({why}): {err}")
+                        fails.error(np.array([row]), f"data contract failed per record ({why}): {err}")
                     new.append(None)
                     continue
                 try:
@@ -483,6 +495,20 @@ _STATES = ProcessCache()
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+def _prefix(decoder, writer: Schema, parsed, rows: np.ndarray) -> tuple[str, ...]:
+    """The output field a writer's records fill when the read decodes several documented messages."""
+    if not hasattr(decoder, "field_for"):
+        return ()
+    path: tuple = ()
+    if parsed.message_indexes is not None and len(rows):
+        path = tuple(parsed.message_indexes[int(rows[0])].as_py() or [0])
+    try:
+        field = decoder.field_for(writer, path)
+    except Exception:  # noqa: BLE001 - a writer the decoder cannot name fails its rows there
+        return ()
+    return (field,) if field else ()
+
+
 def _rule_of(crule):
     """Our :class:`registry.Rule` for a confluent-kafka rule (the one whose DLQ action ran)."""
     from registry import Rule

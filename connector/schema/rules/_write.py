@@ -162,9 +162,9 @@ class _State:
             if rule.type == "ENCRYPT":
                 values = self._encrypt(rule, values, live, subjects, fails)
             elif rule.type == "CEL":
-                self._cel(rule, values, live, fails)
+                self._cel(rule, values, live, fails, subjects)
             else:
-                values = self._cel_field(rule, values, live, fails, target, fmt, message)
+                values = self._cel_field(rule, values, live, fails, target, fmt, message, subjects)
         res = encoder.encode(values, column)
         if not self.encoding:
             return res
@@ -207,15 +207,16 @@ class _State:
             present = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool) & live[owner]
             if leaf.type not in (STRING, BYTES) or not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)):
                 if present.any():
-                    fails.fail(np.unique(owner[present]), rule,
-                               f"field {leaf.full_name}: type {leaf.type} not supported for encryption")
+                    bad = np.unique(owner[present])
+                    fails.fail(bad, rule, f"field {leaf.full_name}: type {leaf.type} not supported for encryption",
+                               [subjects[i] for i in bad])
                 continue
             new = self._encrypt_col(col, present, rule, params, subjects, fails,
                                     text=pa.types.is_string(col.type), what=f"field {leaf.full_name}", owner=owner)
             values = replace_leaf(values, leaf.path, new)
         return values
 
-    def _cel(self, rule, values, live, fails) -> None:
+    def _cel(self, rule, values, live, fails, subjects) -> None:
         guard, body = split_guard(rule.expr or "")
         sub = values.filter(pa.array(live))
         types = self._leaf_types()
@@ -223,13 +224,14 @@ class _State:
         res = _true(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
         failed = ok & ~res
         if failed.any():
-            fails.fail(np.flatnonzero(live)[failed], rule, rule.doc or f"Rule expr failed: {rule.expr}")
+            bad = np.flatnonzero(live)[failed]
+            fails.fail(bad, rule, rule.doc or f"Rule expr failed: {rule.expr}", [subjects[i] for i in bad])
 
     def _leaf_types(self) -> dict[tuple, str]:
         return {("message",) + leaf.path: leaf.type
                 for leaf in leaves_of(self.rules.target, self.rules.fmt, self.rules.message) if not leaf.nested}
 
-    def _cel_field(self, rule, values, live, fails, target, fmt, message):
+    def _cel_field(self, rule, values, live, fails, target, fmt, message, subjects):
         guard, body = split_guard(rule.expr or "")
         m = int(live.sum())
         idx = np.flatnonzero(live)
@@ -256,7 +258,8 @@ class _State:
             if rule.kind == "CONDITION":
                 failed = gmask & ~_true(result, m)
                 if failed.any():
-                    fails.fail(idx[failed], rule, rule.doc or f"Rule expr failed: {rule.expr}")
+                    fails.fail(idx[failed], rule, rule.doc or f"Rule expr failed: {rule.expr}",
+                               [subjects[i] for i in idx[failed]])
                 continue
             if not result.type.equals(col.type):
                 if pa.types.is_integer(result.type) and pa.types.is_integer(col.type):
