@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("confluent_kafka.schema_registry.rules.encryption.encrypt_executor")
 pytest.importorskip("cryptography")
 
-from confluent_kafka.schema_registry import Schema as CSchema  # noqa: E402
-from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
-from confluent_kafka.schema_registry.schema_registry_client import (  # noqa: E402
+from confluent_kafka.schema_registry import Schema as CSchema
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.schema_registry_client import (
     Metadata,
     MetadataProperties,
     MetadataTags,
@@ -26,13 +26,13 @@ from confluent_kafka.schema_registry.schema_registry_client import (  # noqa: E4
     RuleParams,
     RuleSet,
 )
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
+from confluent_kafka.serialization import MessageField, SerializationContext
 
-from connector.formats import decode_column, encode_column  # noqa: E402
-from connector.schema import SchemaRequest, value_reading, value_writer  # noqa: E402
-from connector.schema.rules import ContractSettings, KmsSettings  # noqa: E402
-from registry import RegistryConfig, client_for  # noqa: E402
-from wireformat import Framing  # noqa: E402
+from connector.formats import decode_column, encode_column
+from connector.schema import SchemaRequest, value_reading, value_writer
+from connector.schema.rules import ContractSettings, KmsSettings
+from registry import RegistryConfig, client_for
+from wireformat import Framing
 
 SECRET = "s3cret-local-kms"
 RULE_CONF = {"secret": SECRET}

@@ -19,12 +19,12 @@ from tests.unit.contracts.contract_helpers import (
     write,
 )
 
-from confluent_kafka.schema_registry import Schema as CSchema  # noqa: E402
-from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleKind, RuleMode, RuleSet  # noqa: E402
-from confluent_kafka.serialization import SerializationError  # noqa: E402
+from confluent_kafka.schema_registry import Schema as CSchema
+from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleKind, RuleMode, RuleSet
+from confluent_kafka.serialization import SerializationError
 
-from connector.schema import Registration, SchemaRequest  # noqa: E402
-from connector.testing import RegistryServer  # noqa: E402
+from connector.schema import Registration, SchemaRequest
+from connector.testing import RegistryServer
 
 ROWS = [{"name": "ann", "ssn": "1", "photo": None, "age": 31, "emails": ["a@x"]},
         {"name": "bob", "ssn": "2", "photo": None, "age": 17, "emails": []},

@@ -19,8 +19,8 @@ from tests.unit.contracts.contract_helpers import (
     write,
 )
 
-from connector.schema import InlineSchema, Registration, SchemaRequest  # noqa: E402
-from connector.testing import RegistryServer  # noqa: E402
+from connector.schema import InlineSchema, Registration, SchemaRequest
+from connector.testing import RegistryServer
 
 FORMATS = ["avro", "json", "protobuf"]
 
