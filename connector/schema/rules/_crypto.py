@@ -24,7 +24,6 @@ numpy, nonces drawn in one call, the output array built once. Needs ``cryptograp
 """
 from __future__ import annotations
 
-import base64
 import binascii
 import os
 from collections.abc import Callable
@@ -79,6 +78,29 @@ class Aead:
             return self._cipher.encrypt(plaintext, [b""])
         iv = nonce if nonce is not None else os.urandom(_IV)
         return iv + self._cipher.encrypt(iv, plaintext, None)
+
+    def decrypt_many(self, items: list, rows: list[int], cut: int, out: list, errors) -> None:
+        """Decrypt ``items[i][cut:]`` into ``out[i]`` for every ``i`` of ``rows`` (the hot loop: locals
+        only, one call into OpenSSL per value); failures go to ``errors[i]``."""
+        dec, invalid = self._cipher.decrypt, self._InvalidTag
+        if self.deterministic:
+            ad = [b""]
+            for i in rows:
+                try:
+                    out[i] = dec(items[i][cut:], ad)
+                except invalid:
+                    errors[i] = "decryption failed: wrong key or tampered ciphertext"
+            return
+        lo, hi = cut + _IV, cut + _IV + _TAG
+        for i in rows:
+            v = items[i]
+            if len(v) < hi:
+                errors[i] = f"ciphertext of {len(v) - cut} bytes is shorter than IV and tag"
+                continue
+            try:
+                out[i] = dec(v[cut:lo], v[lo:], None)
+            except invalid:
+                errors[i] = "decryption failed: wrong key or tampered ciphertext"
 
     def decrypt(self, ciphertext: bytes) -> bytes:
         try:
@@ -238,13 +260,15 @@ def decrypt_column(values: pa.Array, aead_of: Callable[[int], Aead], *, rotated:
     valid = ~np.asarray(raw.is_null().to_numpy(zero_copy_only=False), bool)
     items = raw.to_pylist()
     if text:
+        # not strict: a stray character decodes to other bytes, which the AEAD tag then refuses
+        a2b = binascii.a2b_base64
         for i in np.flatnonzero(valid).tolist():
             try:
-                items[i] = base64.b64decode(items[i], validate=True)
+                items[i] = a2b(items[i])
             except (binascii.Error, ValueError):
                 items[i], errors[i] = None, "encrypted field is not base64 text"
                 valid[i] = False
-        raw = pa.array(items, pa.binary())
+        raw = pa.array(items, pa.binary()) if rotated else raw
     versions, skip = split_versions(raw, rotated)
     out: list[bytes | None] = [None] * n
     for version in np.unique(versions[valid]).tolist():
@@ -259,13 +283,7 @@ def decrypt_column(values: pa.Array, aead_of: Callable[[int], Aead], *, rotated:
             for i in rows:
                 errors[i] = f"{type(e).__name__}: {e}"
             continue
-        cut = int(skip[rows[0]]) if rows else 0
-        for i in rows:
-            v = items[i]
-            try:
-                out[i] = aead.decrypt(v[cut:] if cut else v)
-            except RuleCryptoError as e:
-                errors[i] = str(e)
+        aead.decrypt_many(items, rows, int(skip[rows[0]]) if rows else 0, out, errors)
     result = pa.array(out, pa.binary())
     if text:
         try:
