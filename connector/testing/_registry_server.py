@@ -276,7 +276,9 @@ class RegistryServer:
                 except _Error as e:
                     raise _err(e.status, e.code, e.message) from None
                 return status, doc, {}
-            return self._confluent(method, parts, body, query or {})
+            if method == "GET" and len(parts) == 3 and parts[0] == "subjects" and parts[2] == "metadata":
+                return self._latest_with_metadata(parts[1], query or {})
+            return self._confluent(method, parts, body)
 
     def _doc(self, sid: int, **extra) -> dict:
         s = self._schemas[sid]
@@ -314,13 +316,11 @@ class RegistryServer:
                 return 200, self._doc(sid, subject=subject, version=version, id=sid), {}
         raise _err(404, 40403, f"Schema not found for subject '{subject}' with metadata {want}")
 
-    def _confluent(self, method: str, p: list[str], body, query: dict | None = None) -> tuple[int, object, dict]:
+    def _confluent(self, method: str, p: list[str], body) -> tuple[int, object, dict]:
         n = len(p)
         if method == "GET":
             if p == ["subjects"]:
                 return 200, list(self._subjects), {}
-            if n == 3 and p[0] == "subjects" and p[2] == "metadata":
-                return self._latest_with_metadata(p[1], query or {})
             if n == 3 and p[0] == "subjects" and p[2] == "versions":
                 self._version(p[1], "latest")
                 return 200, [v for v, _, _ in self._subjects[p[1]]], {}
