@@ -109,8 +109,10 @@ class ReadRules:
                headers=None) -> DecodeResult:
         """Decode ``parsed`` with ``decoder`` applying every rule; rule failures are row errors."""
         n = len(parsed)
-        fails = RowFailures(n, "READ", self.settings)
         st = self._state()
+        if st.known_ruleless(parsed):  # the common batch: one writer schema, known to have no rules
+            return decoder.decode(parsed, lookup)
+        fails = RowFailures(n, "READ", self.settings)
         groups = []
         for key, rows in parsed.group_by_schema():
             if key[1] is None:
@@ -121,7 +123,10 @@ class ReadRules:
                 continue
             if writer is None:
                 continue
-            groups.extend(st.groups(writer, key, rows, topics, _prefix(decoder, writer, parsed, rows)))
+            found = st.groups(writer, key, rows, topics, _prefix(decoder, writer, parsed, rows))
+            if not found and len(rows) == n:
+                st.remember_ruleless(parsed, key)
+            groups.extend(found)
         if not groups:
             return decoder.decode(parsed, lookup)
 
@@ -206,6 +211,29 @@ class _State:
     @property
     def ring(self):
         return key_ring(self.rules.registry, self.rules.settings.kms)
+
+    # A batch whose rows all carry one integer schema id of one framing, already seen without rules
+    # for every subject it came with, skips the grouping (a min/max over the ids, no sort).
+    _ruleless: set
+
+    def known_ruleless(self, parsed) -> bool:
+        keys = getattr(self, "_ruleless", None)
+        if not keys or not len(parsed) or parsed.error.any() or parsed.int_id.null_count:
+            return False
+        f = parsed.framing
+        if f.min() != f.max():
+            return False
+        mm = pc.min_max(parsed.int_id).as_py()
+        return mm["min"] == mm["max"] and (int(f[0]), mm["min"]) in keys
+
+    def remember_ruleless(self, parsed, key) -> None:
+        if self.rules.subject is None or isinstance(key[1], (bytes, bytearray)) or len(parsed) == 0:
+            return  # subjects vary with topics: the plan is per subject
+        with self.lock:
+            if not hasattr(self, "_ruleless"):
+                self._ruleless = set()
+            if len(self._ruleless) < 4096:
+                self._ruleless.add((int(parsed.framing[0]), int(key[1])))
 
     def groups(self, writer: Schema, key, rows: np.ndarray, topics, prefix: tuple = ()) -> list[_Group]:
         """The writer group split by subject (topics differ), each with its plan."""

@@ -136,3 +136,37 @@ def test_shared_kek_deks_are_made_by_the_registry(server):
         res, _ = read(srv.url, out.values.to_pylist(), request=SchemaRequest(subject="t-value",
                                                                              contract=settings(None)))
         assert res.values.to_pylist() == ROWS["json"]
+
+
+@pytest.mark.kafka
+def test_the_sink_leaves_dlq_records_out_of_the_batch(server, kafka):
+    """The sink's batch encoder (what each write task runs): records a rule sent to the DLQ are not
+    produced, the others are, and the batch does not fail."""
+    import pyarrow as pa
+
+    from connector.spark._write_task import encode_batch
+    from connector.spark._write_types import Encoding, EncodingMode, WriteSetup
+    from connector.schema import value_writer
+    from wireformat import Framing
+
+    fmt = Fmt("avro")
+    fmt.register(confluent_client(server.url), "t-value",
+                 [cel_rule("adults", "message.age >= 18", mode=RuleMode.WRITE, on_failure="DLQ",
+                           params={"dlq.topic": "sink-dlq"})])
+    contract = settings().with_producer({"bootstrap.servers": kafka.bootstrap_servers})
+    writer = value_writer(SchemaRequest(registration=Registration.LATEST, subject="t-value", contract=contract),
+                          plan=None, registry=RegistryConfig(urls=(server.url,)), framing=Framing.CONFLUENT, topic="t")
+    setup = WriteSetup(options=None, plan=None, value=Encoding(EncodingMode.ENCODE, writer),
+                       key=Encoding(EncodingMode.BYTES), value_column="value", value_fields=(), has_headers=False,
+                       has_partition=False, topic="t", topic_column=False, address_parts=(), base_kafka=())
+    batch = pa.RecordBatch.from_pydict({"value": pa.array(ROWS["avro"], writer.encoder.arrow_type),
+                                        "key": pa.array([b"k1", b"k2", b"k3"])})
+    topics, values, keys, partitions, headers, _ = encode_batch(setup, batch)
+    kept = [r for r in ROWS["avro"] if r["age"] >= 18]
+    assert len(values) == len(keys) == len(kept) == 2 and keys.to_pylist() == [b"k1", b"k3"]
+    deser = fmt.deserializer(confluent_client(server.url))
+    assert [deser(v, ctx("t")) for v in values.to_pylist()] == kept
+    from tests.unit.contracts.test_contracts_conditions import _consume
+
+    sent = _consume(kafka, "sink-dlq", 1)
+    assert len(sent) == 1 and json.loads(sent[0][0])["name"] == "bob"
