@@ -66,9 +66,8 @@ def _registry_config(options: Mapping[str, str] | None, registry_url: str | None
 
 
 def _contract(options: Mapping[str, str] | None) -> dict:
-    """``SchemaRequest`` fields of the data-contract options (parsed by the option table)."""
-    import dataclasses
-
+    """``SchemaRequest`` fields of the data-contract options, typed by the option table as a job's are
+    (the table's parser wants a document and a channel: placeholders, never read)."""
     from connector.options import parse_any
 
     _, contract = _split_options(options)
@@ -82,7 +81,7 @@ def _contract(options: Mapping[str, str] | None) -> dict:
     conf = opts.kafka_settings()
     if conf:
         settings = settings.with_producer(conf)
-    return {"contract": dataclasses.replace(settings), "use_latest_with_metadata": req.use_latest_with_metadata}
+    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata}
 
 
 def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest:
