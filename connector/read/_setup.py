@@ -103,6 +103,7 @@ class _Decoders:
     value: Decoder | MultiDecoder | None
     key: KeyReading
     key_framing: Framing
+    value_rules: Any = None
 
 
 def _kafka_conf(opts: SourceOptions, plan: ReadPlan, base_kafka: tuple[tuple[str, str], ...], *,
@@ -119,7 +120,7 @@ def _kafka_conf(opts: SourceOptions, plan: ReadPlan, base_kafka: tuple[tuple[str
 def _decoders(request: SchemaRequest, opts: SourceOptions, plan: ReadPlan, framing: Framing,
               config: RegistryConfig | None, base_kafka: tuple[tuple[str, str], ...]) -> _Decoders:
     """Value and key decoders from the schema layer (the one place reads resolve schemas)."""
-    from connector.schema import key_reading, value_decoder
+    from connector.schema import key_reading, value_reading
 
     def sample():  # only called when a multi-message .proto needs records to choose its message
         from connector.kafka import sample_tail
@@ -129,10 +130,15 @@ def _decoders(request: SchemaRequest, opts: SourceOptions, plan: ReadPlan, frami
                                  timeout_s=opts.fetch_timeout_ms / 1000, group_prefix=opts.group_id_prefix):
             yield batch.column("value"), batch.column("headers")
 
-    value = value_decoder(request, plan=plan, registry=config, framing=framing, sample=sample)
-    key = key_reading(request, plan=plan, enabled=opts.decode_key)
+    if request.contract.enabled:
+        # a rule's dead-letter records go to the job's own cluster
+        conf = _kafka_conf(opts, plan, base_kafka, warn=False, require_bootstrap=False)
+        request = dataclasses.replace(request, contract=request.contract.with_producer(conf))
+    value = value_reading(request, plan=plan, registry=config, framing=framing, sample=sample)
+    key_framing = framing if plan.key_schema is not None and config is not None else Framing.NONE
+    key = key_reading(request, plan=plan, enabled=opts.decode_key, registry=config, framing=key_framing)
     key_framing = framing if key.decoder is not None and config is not None else Framing.NONE
-    return _Decoders(value=value, key=key, key_framing=key_framing)
+    return _Decoders(value=value.decoder, key=key, key_framing=key_framing, value_rules=value.rules)
 
 
 def _output_schema(opts: SourceOptions, plan: ReadPlan, dec: _Decoders,
@@ -207,6 +213,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
         protobuf_indexes=_indexed(dec.value) and framing.carries_protobuf_indexes,
         key_protobuf_indexes=_indexed(dec.key.decoder) and dec.key_framing.carries_protobuf_indexes,
         rescue=opts.evolution_mode is EvolutionMode.RESCUE,
+        value_rules=dec.value_rules, key_rules=dec.key.rules,
     )
     return ReadSetup(options=opts, plan=plan, registry_config=config, pipeline=pipeline,
                      output_schema=schema, base_kafka=base_kafka)
