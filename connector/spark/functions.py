@@ -101,25 +101,28 @@ def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest
 def _apply(job, col, headers, topics=None):
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.util import PythonEvalType
+
+    scalar = PythonEvalType.SQL_SCALAR_ARROW_UDF  # said, so the stubs' overloads match
 
     spark_type = from_arrow_type(job.out_type)
     if topics is not None:
         if headers is None:
             def run_t(values: pa.Array, tops: pa.Array) -> pa.Array:
                 return job.run(values, topics=tops)
-            return arrow_udf(run_t, spark_type)(_col(col), _col(topics))
+            return arrow_udf(run_t, spark_type, scalar)(_col(col), _col(topics))
 
         def run_ht(values: pa.Array, hdrs: pa.Array, tops: pa.Array) -> pa.Array:
             return job.run(values, hdrs, topics=tops)
-        return arrow_udf(run_ht, spark_type)(_col(col), _col(headers), _col(topics))
+        return arrow_udf(run_ht, spark_type, scalar)(_col(col), _col(headers), _col(topics))
     if headers is None:
         def run(values: pa.Array) -> pa.Array:
             return job.run(values)
-        return arrow_udf(run, spark_type)(_col(col))
+        return arrow_udf(run, spark_type, scalar)(_col(col))
 
     def run_h(values: pa.Array, hdrs: pa.Array) -> pa.Array:
         return job.run(values, hdrs)
-    return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
+    return arrow_udf(run_h, spark_type, scalar)(_col(col), _col(headers))
 
 
 def _framing_of(wire_format: str, headers) -> Framing:
@@ -402,11 +405,11 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
                     with_errors=with_errors, topic=topic)
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
+    from pyspark.util import PythonEvalType
 
     spark_type: DataType = StructType([StructField("value", BinaryType()), StructField("error", StringType())]) \
         if with_errors else BinaryType()
 
     def run(values: pa.Array) -> pa.Array:
         return job.run(values)
-    # pyspark's stubs lack the (function, returnType) form that arrow_udf accepts at run time
-    return arrow_udf(run, spark_type)(_col(col))  # type: ignore[call-overload]
+    return arrow_udf(run, spark_type, PythonEvalType.SQL_SCALAR_ARROW_UDF)(_col(col))
