@@ -33,6 +33,7 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 SETTING = "spark.sql.python.filterPushdown.enabled"
 OFF = "pushdown: last 1% by timestamp, pushdown off (Spark filters)"
 ON = "pushdown: last 1% by timestamp, pushdown on"
+ON_UNPACKED = "pushdown: last 1% by timestamp, pushdown on, one task per range (minRecordsPerPartition=0)"
 BASE_MS = 1_767_225_600_000
 
 
@@ -104,31 +105,39 @@ def run(spark, total: int = 2_000_000, partitions: int = 8, runs: int = 3, out: 
         since += f".{(BASE_MS + int(total * 0.99)) % 1000:03d}"
         where = f"timestamp >= '{since}'"
 
-        def query(on: bool):
+        def query(on, **options):
             spark.conf.set(SETTING, "true" if on else "false")
             # a fresh DataFrame per query: PySpark 4.1-4.3 keep a pushed plan on a reused one
-            df = spark.read.format("asyncapi-kafka").option("asyncapi", path).option("channel", "payments") \
-                .load().where(where)
-            return df
+            reader = spark.read.format("asyncapi-kafka").option("asyncapi", path).option("channel", "payments")
+            for k, v in options.items():
+                reader = reader.option(k, v)
+            return reader.load().where(where)
 
         try:
             counts = {on: query(on).count() for on in (False, True)}  # warm-up: workers, consumers
             if counts[False] != counts[True] or not 0 < counts[True] <= total // 100 + partitions:
                 raise RuntimeError(f"row counts differ or are off: {counts}")
-            times: dict[bool, list[float]] = {False: [], True: []}
+            # the pushed query as planned before small ranges shared tasks: one task per partition
+            unpacked = {"minRecordsPerPartition": "0"}
+            query(True, **unpacked).count()
+            times: dict = {False: [], True: [], "unpacked": []}
             for _ in range(runs):
-                for on in (False, True):
+                for side in (False, True, "unpacked"):
                     t0 = time.perf_counter()
-                    query(on).write.format("noop").mode("overwrite").save()
-                    times[on].append(time.perf_counter() - t0)
+                    query(side is not False, **(unpacked if side == "unpacked" else {})) \
+                        .write.format("noop").mode("overwrite").save()
+                    times[side].append(time.perf_counter() - t0)
         finally:
             spark.conf.unset(SETTING)
             os.unlink(path)
     off, on = statistics.median(times[False]), statistics.median(times[True])
+    unpacked_s = statistics.median(times["unpacked"])
     print(f"  {counts[True]:,} rows of {total:,}; off {['%.2f' % t for t in times[False]]} s, "
-          f"on {['%.2f' % t for t in times[True]]} s: {off / on:.1f}x", flush=True)
+          f"on {['%.2f' % t for t in times[True]]} s: {off / on:.1f}x; on with one task per range "
+          f"{['%.2f' % t for t in times['unpacked']]} s: {off / unpacked_s:.1f}x", flush=True)
     out[OFF] = total / off
     out[ON] = total / on
+    out[ON_UNPACKED] = total / unpacked_s
     return out
 
 
