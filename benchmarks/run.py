@@ -30,6 +30,9 @@ Sections (each reuses the scripts beside it):
    noida-db's broker, the local peer that looks offsets up by time).
 9. ``firstrow``: time to first row in fresh processes, cold and warm, against a trivial Python
    data source (Spark's own cost), and our own part without Spark (``first_row_bench``).
+10. ``contracts``: data contracts — decrypt + decode of records confluent-kafka's serializers
+   wrote with an ENCRYPT rule (local KMS) against confluent-kafka's rule-executing deserializer
+   loop (Avro and JSON), and a CEL condition on read (``contracts_bench``).
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -48,7 +51,7 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -80,6 +83,9 @@ BASELINES = {
     "encode json: ": "encode json: confluent JSONSerializer loop",
     "encode protobuf: ": "encode protobuf: confluent ProtobufSerializer loop",
     **{f"spark e2e orders {n:,}: ": ORDERS_RAW.format(n) for n in ORDERS_SIZES},
+    "contracts avro: ": "contracts avro: confluent AvroDeserializer loop with ENCRYPT rule",
+    "contracts json: ": "contracts json: confluent JSONDeserializer loop with ENCRYPT rule",
+    "contracts cel: ": "contracts cel: confluent AvroDeserializer loop with CEL rule",
 }
 
 
@@ -194,6 +200,12 @@ def run_pushdown(quick: bool, rates: dict) -> None:
         spark.stop()
 
 
+def run_contracts(quick: bool, rates: dict) -> None:
+    from benchmarks import contracts_bench
+
+    contracts_bench.run(40_000 if quick else 200_000, 2_000 if quick else 10_000, runs=1 if quick else 3, out=rates)
+
+
 def run_first_row(quick: bool, first_row: dict) -> None:
     from benchmarks import first_row_bench
 
@@ -242,6 +254,9 @@ def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
                "encode avro: confluent AvroSerializer loop", 10)
     ratio_goal("Pushdown: last 1% of a 2M-record topic by timestamp >= 20x faster than without",
                PUSHDOWN_ON, PUSHDOWN_OFF, 20)
+    ratio_goal("Data contracts: decrypt + decode >= 5x confluent's rule-executing AvroDeserializer loop",
+               "contracts avro: ours, decrypt + decode (decode_column + rules)",
+               "contracts avro: confluent AvroDeserializer loop with ENCRYPT rule", 5)
     ratio_goal("Spark end to end, realistic order schema, 1M records: >= 0.7x raw consume loop",
                ORDERS_OURS.format(ORDERS_SIZES[-1]), ORDERS_RAW.format(ORDERS_SIZES[-1]), 0.7)
     if len(memory) == 2:
@@ -299,7 +314,8 @@ def main(argv=None) -> int:
              "corpus": lambda: run_corpus(args.quick, corpus),
              "write": lambda: run_write(args.quick, rates),
              "pushdown": lambda: run_pushdown(args.quick, rates),
-             "firstrow": lambda: run_first_row(args.quick, first_row)}
+             "firstrow": lambda: run_first_row(args.quick, first_row),
+             "contracts": lambda: run_contracts(args.quick, rates)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)

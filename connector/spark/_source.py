@@ -61,7 +61,9 @@ class AsyncApiKafkaDataSource(DataSource):
         return dataclasses.replace(self._setup, options=self._options().for_scope(streaming=streaming))
 
     def schema(self):
-        return self._setup_for(None).spark_schema()
+        from connector.spark._setup import spark_schema
+
+        return spark_schema(self._setup_for(None))
 
     def reader(self, schema):
         from connector.spark._batch import BatchReader, PushdownBatchReader
