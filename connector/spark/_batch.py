@@ -71,12 +71,18 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
 
     ``pushdown`` (a :class:`connector.kafka.Pushdown`): its offset and timestamp predicates
     drop rows before they are decoded (the range only bounds where they can be)."""
-    from connector.kafka import OffsetRange, read_range
+    from connector.kafka import OffsetRange
+
+    yield from _outputs(setup, [OffsetRange(topic, partition, start, end)], pushdown)
+
+
+def _outputs(setup: ReadSetup, ranges, pushdown) -> Iterator[pa.RecordBatch]:
+    from connector.kafka import read_ranges as consume
 
     opts = setup.options
     pipeline = setup.pipeline
     lookup = setup.lookup()
-    for raw in read_range(setup.kafka_conf(warn=False), OffsetRange(topic, partition, start, end),
+    for _, raw in consume(setup.kafka_conf(warn=False), ranges,
                           batch_size=opts.max_batch_rows, include_headers=pipeline.needs_headers(),
                           fail_on_data_loss=opts.fail_on_data_loss,
                           poll_timeout_s=opts.poll_timeout_ms / 1000.0,
@@ -92,9 +98,11 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
 
 
 def read_ranges(setup: ReadSetup, partition: KafkaInputPartition, pushdown=None) -> Iterator[pa.RecordBatch]:
-    """Executor side: every range of one task, one after another (each with its own consumer)."""
-    for topic, p, start, end in partition.ranges:
-        yield from read_partition(setup, topic, p, start, end, pushdown)
+    """Executor side: every range of one task, one after another, each with its own consumer
+    (the next ones opened ahead: :func:`connector.kafka.read_ranges`)."""
+    from connector.kafka import OffsetRange
+
+    yield from _outputs(setup, [OffsetRange(*r) for r in partition.ranges], pushdown)
 
 
 class BatchReader(DataSourceReader):
