@@ -90,6 +90,7 @@ class SourceOptions:
     fail_on_data_loss: bool = default_of("fail_on_data_loss")
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
+    min_records_per_partition: int = default_of("min_records_per_partition")
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = default_of("max_trigger_delay_ms")
