@@ -15,7 +15,8 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows, Rea
 
 from connector.kafka import EARLIEST, LATEST, OffsetKind
 from connector.spark import _offsets as off
-from connector.spark._batch import KafkaInputPartition, offset_reader, offset_specs, read_ranges
+from connector.read import offset_reader, offset_specs
+from connector.spark._batch import KafkaInputPartition, read_ranges
 from connector.spark._setup import ReadSetup
 
 __all__ = ["StreamReader"]
