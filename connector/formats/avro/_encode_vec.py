@@ -14,7 +14,8 @@ fixed                   the values (length checked)
 decimal                 the 16-byte unscaled integers, big-endian, cut to fastavro's width
                         with one mask; precision checked in 128-bit arithmetic
 enum                    ``index_in`` on the symbols, then a varint
-record                  the fields' arrays joined row-wise (``binary_join_element_wise``)
+record                  the fields' arrays joined row-wise (``binary_join_element_wise``);
+                        a field cut at the recursion depth writes its one value (``empty``)
 array, map              item encodings are contiguous, so a row's items are one slice:
                         offsets are re-indexed (zero copy), then ``count, items, 0`` joined
 union                   ``varint(branch)`` joined with the chosen branch's encoding
@@ -113,10 +114,17 @@ def _enc(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) ->
         ctx.fail(live & ~valid, f"{path}: null for a non-nullable Avro {k}")
         live = live & valid
     if k == "record":
-        if not n.fields:
-            return pa.repeat(EMPTY_BYTES, m) if m else pa.array([], pa.binary())
-        parts = [_enc(f.type, arr.field(i), live, ctx, f"{path}.{f.name}")
-                 for i, f in enumerate(n.fields)]
+        parts: list = []
+        j = 0  # the Arrow struct has no child for a field cut at the recursion depth
+        for f in n.fields:
+            if f.type.kind == "cut":
+                parts.append(pa.scalar(f.type.empty, pa.binary()))
+                continue
+            parts.append(_enc(f.type, arr.field(j), live, ctx, f"{path}.{f.name}"))
+            j += 1
+        if not any(isinstance(p, pa.Array) for p in parts):  # nothing but constants
+            const = b"".join(p.as_py() for p in parts)
+            return pa.repeat(pa.scalar(const, pa.binary()), m) if m else pa.array([], pa.binary())
         return join_rows(*parts)
     if k == "boolean":
         vals = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
