@@ -182,3 +182,15 @@ def test_nullable_required_properties_are_written_as_null():
             jsonschema.validate(d, NULLABLE_REQUIRED)
         assert "value/n: null is not allowed: 'n' is a required property" in errs[2], (fast, errs[2])
         assert res.payloads[2].as_py() is None
+
+
+def test_numbers_keep_their_fraction_and_sign():
+    """-0.0 and 394.0 are written as JSON readers read them back as the same floats (Arrow's
+    text '-0' / '394' came back as the integer 0 / 394, the sign of -0.0 lost)."""
+    schema = {"type": "object", "properties": {"x": {"type": "number"}}}
+    for fast in (True, False):
+        enc = build_encoder(Spec("json", schema), options=EncodeOptions(fast_path=fast))
+        res = enc.encode(pa.array([{"x": -0.0}, {"x": 394.0}, {"x": 1e16}, {"x": 2.5}], enc.arrow_type))
+        got = [json.loads(p)["x"] for p in res.payloads.to_pylist()]
+        assert [(type(v), repr(v)) for v in got] == [(float, "-0.0"), (float, "394.0"), (float, "1e+16"),
+                                                     (float, "2.5")], fast
