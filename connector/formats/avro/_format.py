@@ -72,8 +72,8 @@ class AvroEncoderModel:
         self.full_name: str | None = self.node.name
         self.message_indexes: list[int] | None = None
 
-    def encode(self, values: pa.Array, fast: bool):
-        return encode_avro(self.node, values, fast)
+    def encode(self, values: pa.Array, fast: bool, prefix: bytes = b""):
+        return encode_avro(self.node, values, fast, prefix)
 
 
 class AvroFormat:
