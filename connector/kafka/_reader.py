@@ -43,6 +43,8 @@ class _Stop(_Retry):
 #: Default isolation level: only committed transactional records are read (and the "latest"
 #: offset is the last stable offset, since ListOffsets honours the consumer's isolation level).
 DEFAULT_ISOLATION_LEVEL = "read_committed"
+#: ListOffsets timestamp asking for the record with the largest timestamp (KIP-734, Kafka 3.0).
+MAX_TIMESTAMP = -3
 
 
 def apply_timestamp_results(requested: Mapping[TP, int], found: Mapping[TP, int], *,
@@ -375,6 +377,35 @@ class KafkaOffsetReader:
         latest = None if symbolic_latest else (self.latest(need_latest) if need_latest else {})
         return apply_timestamp_results(req, found, is_ending=is_ending, strategy=strategy,
                                        latest=latest)
+
+    def first_offsets_at(self, tps: Iterable[TP], timestamp_ms: int) -> dict[TP, int | None]:
+        """Where a read of the records at or after ``timestamp_ms`` may start, per partition.
+
+        ``startingOffsetsByTimestamp`` with strategy ``latest`` (:meth:`by_timestamp`): the
+        broker's earliest offset whose timestamp is >= the one given, else the latest offset
+        (nothing to read). Every record before that offset is earlier, timestamps in order or
+        not, so a read from there misses none. A broker that cannot look timestamps up (the
+        librdkafka mock cluster answers "no match" for every time) is caught where it also
+        finds no largest timestamp (ListOffsets ``MAX_TIMESTAMP``) in a non-empty partition:
+        such partitions get None (start where the read would start anyway).
+        """
+        tps = sorted(tps)
+        found = self._list_offsets(tps, timestamp_ms, "looking up offsets by timestamp")
+        unmatched = [tp for tp in tps if found.get(tp, -1) < 0]
+        out: dict[TP, int | None] = dict(apply_timestamp_results(
+            {tp: timestamp_ms for tp in tps}, found, is_ending=False, strategy=STRATEGY_LATEST,
+            latest=self.latest(unmatched) if unmatched else {}))
+        if unmatched:
+            low = self.earliest(unmatched)
+            try:
+                largest = self._list_offsets(unmatched, MAX_TIMESTAMP, "looking up the largest timestamp")
+            except KafkaReadError:  # a broker before Kafka 3.0: its "no match" cannot be checked
+                largest = {}
+            for tp in unmatched:
+                latest = out[tp]
+                if largest.get(tp, -1) < 0 and latest is not None and latest > low[tp]:
+                    out[tp] = None
+        return out
 
     def resolve(self, spec: OffsetSpec, tps: Sequence[TP]) -> dict[TP, int]:
         """Concrete offsets for ``spec`` over ``tps`` (all partitions to read).

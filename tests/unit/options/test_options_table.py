@@ -35,6 +35,8 @@ SAMPLE = {
     "limits.maxcollectionitems": "3000",
     "createtopics": "true", "auto.register.schemas": "true", "use.latest.version": "true",
     "use.schema.id": "12", "normalize.schemas": "true", "glue.compression": "zlib", "checkpointlocation": "/tmp/c",
+    "rules.enabled": "false", "use.latest.with.metadata": "major_version=2", "rules.dlq.topic": "dlq",
+    "rules.<kms setting>": "prod",
 }
 JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streaming": True, "direction": "read"},
         "write": {"streaming": False, "direction": "write"}}
@@ -42,7 +44,7 @@ JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streamin
 
 def _name_for(o) -> str:
     return {"channel.param.<name>": "channel.param.region",
-            "kafka.<librdkafka setting>": "kafka.linger.ms"}.get(o.key, o.key)
+            "kafka.<librdkafka setting>": "kafka.linger.ms", "rules.<kms setting>": "rules.profile"}.get(o.key, o.key)
 
 
 def _case(o, job):
@@ -170,6 +172,9 @@ SECRET_VALUES = {
     "schema.registry.bearer.auth.token": "rpw-2", "schema.registry.ssl.key.password": "rpw-3",
     "schema.registry.glue.access.key.id": "rpw-4", "schema.registry.glue.secret.access.key": "rpw-5",
     "schema.registry.glue.session.token": "rpw-6",
+    # KMS credentials of data-contract rules (confluent-kafka's rule-config names)
+    "rules.secret": "kms-1", "rules.secret.access.key": "kms-2", "rules.client.secret": "kms-3",
+    "rules.private.key": "kms-4", "rules.token": "kms-5",
 }
 
 
@@ -185,6 +190,7 @@ def test_secrets_never_in_repr_str_or_given(direction):
     settings = o.kafka_settings()
     assert settings["sasl.password"] == "kpw-1" and settings["ssl.some.future.password"] == "kpw-4"
     assert o.registry_options()["schema.registry.glue.session.token"] == "rpw-6"
+    assert o.rule_settings()["secret"] == "kms-1" and o.rule_settings()["token"] == "kms-5"
     clone = pickle.loads(pickle.dumps(o))  # travels to executors whole
     assert clone == o and "kpw-1" not in repr(clone)
 

@@ -1,6 +1,6 @@
 """Spark lowercases option keys: ``channel.param.streetlightId`` must still name the parameter."""
 from connector.asyncapi import load_document, plan_read
-from connector.spark._plan import _param_names_as_documented
+from connector.read._plan import _param_names_as_documented
 
 DOC = """
 asyncapi: 3.0.0
