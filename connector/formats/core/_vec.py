@@ -94,9 +94,11 @@ def varints(z: np.ndarray, present: np.ndarray | None = None, prefix: bytes = b"
     mat = np.empty((n, plen + width), np.uint8)
     if plen:
         mat[:, :plen] = np.frombuffer(prefix, np.uint8)
-    for k in range(width):
-        byte = ((z >> _U64(7 * k)) & _U64(0x7F)).astype(np.uint8)
-        byte[nb > k + 1] |= 0x80
+    for k in range(width):  # 7 bits a byte, the high bit set where more bytes follow
+        byte = (z & _U64(0x7F)).astype(np.uint8)
+        if k + 1 < width:
+            byte |= (nb > k + 1).view(np.uint8) << 7
+            z = z >> _U64(7)
         mat[:, plen + k] = byte
     return byte_rows(mat, nb + plen, present)
 
