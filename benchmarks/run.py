@@ -35,6 +35,9 @@ Sections (each reuses the scripts beside it):
 10. ``contracts``: data contracts — decrypt + decode of records confluent-kafka's serializers
    wrote with an ENCRYPT rule (local KMS) against confluent-kafka's rule-executing deserializer
    loop (Avro and JSON), and a CEL condition on read (``contracts_bench``).
+11. ``corpus-encode``: every corpus schema encoded (``encode_column``, Confluent framing) against
+    confluent-kafka's serializer loop on the same records (``corpus_encode_bench``); goals
+    Avro and JSON >= 10x, Protobuf >= 5x.
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -53,7 +56,8 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts",
+            "corpus-encode")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -241,7 +245,14 @@ def _ratio(key: str, rates: dict) -> str:
     return ""
 
 
-def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
+def run_corpus_encode(quick: bool, rows: list) -> None:
+    from benchmarks import corpus_encode_bench
+
+    corpus_encode_bench.header()
+    rows.extend(corpus_encode_bench.run(quick))
+
+
+def goals(rates: dict, memory: dict, corpus: list | None = None, corpus_encode: list | None = None) -> list[dict]:
     out = []
 
     def ratio_goal(label, ours, base, want, absolute=None):
@@ -289,6 +300,15 @@ def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
         out.append({"goal": f"Corpus {fmt}: every schema >= {want}x its per-record loop", "value": ok,
                     "verdict": "PASS" if ok == len(rs) else "FALL SHORT",
                     "detail": f"{ok}/{len(rs)} schemas (per-schema table above)"})
+    for fmt, want in (("avro", 10), ("json", 10), ("protobuf", 5)):
+        rs = [r for r in corpus_encode or () if r["format"] == fmt]
+        if not rs:
+            continue
+        ok = sum(r["verdict"] == "PASS" for r in rs)
+        short = ", ".join(r["schema"].split("/", 1)[1] for r in rs if r["verdict"] != "PASS")
+        out.append({"goal": f"Corpus encode {fmt}: every schema >= {want}x confluent's serializer loop",
+                    "value": ok, "verdict": "PASS" if ok == len(rs) else "FALL SHORT",
+                    "detail": f"{ok}/{len(rs)} schemas" + (f"; short: {short}" if short else "")})
     return out
 
 
@@ -321,6 +341,7 @@ def main(argv=None) -> int:
     memory: dict[int, dict] = {}
     errors: dict[str, str] = {}
     corpus: list[dict] = []
+    corpus_encode: list[dict] = []
     first_row: dict[str, float] = {}
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
              "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
@@ -329,7 +350,8 @@ def main(argv=None) -> int:
              "write": lambda: run_write(args.quick, rates),
              "pushdown": lambda: run_pushdown(args.quick, rates),
              "firstrow": lambda: run_first_row(args.quick, first_row),
-             "contracts": lambda: run_contracts(args.quick, rates)}
+             "contracts": lambda: run_contracts(args.quick, rates),
+             "corpus-encode": lambda: run_corpus_encode(args.quick, corpus_encode)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
@@ -374,14 +396,14 @@ def main(argv=None) -> int:
             corpus_bench._print_row(r)
         corpus_bench.summary(corpus)
     print("\nGoals:")
-    verdicts = goals(rates, memory, corpus)
+    verdicts = goals(rates, memory, corpus, corpus_encode)
     for g in verdicts:
         print(f"  [{g['verdict']}] {g['goal']}" + (f": {g['detail']}" if g.get("detail") else ""))
     for name, err in errors.items():
         print(f"  (section {name} failed: {err})")
     result = {"quick": args.quick, "machine": machine, "load_average_start": load_start,
               "load_average_end": load_end, "seconds": round(elapsed, 1), "records_per_second": rates,
-              "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "first_row_seconds": first_row,
+              "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "corpus_encode": corpus_encode, "first_row_seconds": first_row,
               "goals": verdicts, "errors": errors,
               "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
