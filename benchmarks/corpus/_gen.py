@@ -73,6 +73,7 @@ SETTINGS: dict[str, dict] = {
     "protobuf/iot_telemetry_proto2": {"message": "com.example.iot.SensorReading"},
     "protobuf/order_wrappers": {"message": "com.example.shop.v1.Order"},
     "protobuf/confluent_multi_message": {"message": "io.confluent.examples.proto.PizzaOrder"},
+    "protobuf/fulfilment_shapes": {"message": "corpus.fulfilment.v1.Envelope"},
 }
 _EXT = {"avro": ".avsc", "json": ".json", "protobuf": ".proto"}
 _SCHEMA_TYPE = {"avro": SchemaType.AVRO, "json": SchemaType.JSON, "protobuf": SchemaType.PROTOBUF}

@@ -20,6 +20,14 @@ local-timestamp-millis / -micros       timestamp[us] (Spark TIMESTAMP_NTZ)
 [int, long] / [float, double]          int64 / float64 (as spark-avro)
 other unions                           struct<member0, member1, ...> (non-null branches)
 =====================================  =========================================
+
+Recursion is cut at ``max_depth``: a type below the cut is left out of the tree (a field or
+union branch whose type was cut disappears from the Arrow type). Writers parse with
+``keep_cuts=True`` instead: each cut place stays in the tree as a ``cut`` node holding the one
+value a writer can put there (``empty``: the null branch of a union, an empty array or map;
+``logical`` says which: ``"null"``, ``"array"``, ``"map"``),
+so every record is still complete on the wire; a cut that admits no value (a record with a
+field of its own type and no null, array or map on the way) has ``empty=None``.
 """
 from __future__ import annotations
 
@@ -50,7 +58,7 @@ class Node:
     """One Avro type, with named references expanded (recursion cut or refused)."""
 
     __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
-                 "size", "precision", "scale", "arrow", "enum_default", "memo")
+                 "size", "precision", "scale", "arrow", "enum_default", "memo", "empty")
 
     def __init__(self, kind, **kw):
         self.kind = kind
@@ -65,12 +73,13 @@ class Node:
         self.precision = kw.get("precision")
         self.scale = kw.get("scale", 0)
         self.enum_default = kw.get("enum_default")
+        self.empty = kw.get("empty")  # cut nodes: the Avro bytes written in their place
         self.arrow = None
         self.memo = {}  # per-node caches of the Avro engine (encoded widths)
 
     @property
     def nonnull(self) -> tuple:
-        return tuple(b for b in self.branches if b.kind != "null")
+        return tuple(b for b in self.branches if b.kind not in ("null", "cut"))
 
     def __repr__(self):
         return f"Node({self.kind}, {self.name or self.logical or ''})"
@@ -82,9 +91,21 @@ def _fullname(name: str, namespace: str | None) -> str:
     return f"{namespace}.{name}"
 
 
+def _zz(i: int) -> bytes:
+    """Avro's zig-zag varint of a small non-negative int (a union branch index)."""
+    i <<= 1
+    out = bytearray()
+    while i & ~0x7F:
+        out.append((i & 0x7F) | 0x80)
+        i >>= 7
+    out.append(i)
+    return bytes(out)
+
+
 class _Builder:
-    def __init__(self, max_depth: int):
+    def __init__(self, max_depth: int, keep_cuts: bool = False):
         self.max_depth = max_depth
+        self.keep_cuts = keep_cuts
         self.defs: dict[str, tuple[dict, str | None]] = {}
         self.stack: dict[str, int] = {}
         self.recursive = False
@@ -100,6 +121,8 @@ class _Builder:
             raise SchemaMappingError(f"unknown Avro type name {obj!r}")
         if isinstance(obj, list):
             branches = [self.walk(b, ns) for b in obj]
+            if self.keep_cuts:
+                return self._union(branches)
             kept = [b for b in branches if b is not None]
             if branches and not [b for b in kept if b.kind != "null"] and \
                     [b for b in branches if b is None]:
@@ -135,27 +158,36 @@ class _Builder:
                         f"recursive Avro type {full!r} cannot be mapped to a Spark schema; set "
                         "max_recursion_depth to cut it at a fixed depth")
                 if depth > self.max_depth:
-                    return None
+                    return Node("cut") if self.keep_cuts else None
             self.stack[full] = depth + 1
             try:
                 fields = []
                 for f in obj.get("fields", ()):
                     ft = self.walk(f["type"], own_ns)
+                    if ft is not None and ft.kind == "cut" and ft.empty is None:
+                        return Node("cut")  # a field no value can fill: the record cannot be written
                     if ft is not None:
                         fields.append(Field(f["name"], f.get("aliases"), ft, f.get("default"),
                                             "default" in f))
             finally:
                 self.stack[full] = depth
             return Node("record", name=full, aliases=aliases, fields=tuple(fields))
-        if t == "array":
-            items = self.walk(obj.get("items"), ns)
-            return None if items is None else Node("array", items=items)
-        if t == "map":
-            values = self.walk(obj.get("values"), ns)
-            return None if values is None else Node("map", items=values)
+        if t in ("array", "map"):
+            items = self.walk(obj.get("items" if t == "array" else "values"), ns)
+            if items is not None and items.kind == "cut":
+                return Node("cut", empty=b"\x00", logical=t)  # only an empty collection can be written
+            return None if items is None else Node(t, items=items)
         if isinstance(t, str):
             return self.walk(t, ns)
         raise SchemaMappingError(f"invalid Avro type {t!r:.80}")
+
+    def _union(self, branches: list) -> Node:
+        """A union of a writer's tree: cut branches stay as placeholders (branch indexes are
+        the schema's); a union left with no branch but null is itself a cut writing null."""
+        if any(b.kind == "cut" for b in branches) and all(b.kind in ("null", "cut") for b in branches):
+            null_i = next((i for i, b in enumerate(branches) if b.kind == "null"), None)
+            return Node("cut", empty=None if null_i is None else _zz(null_i), logical="null")
+        return Node("union", branches=tuple(branches))
 
 
 def _load(text: Any) -> Any:
@@ -167,11 +199,13 @@ def _load(text: Any) -> Any:
         raise SchemaMappingError(f"Avro schema is not valid JSON: {e}") from e
 
 
-def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = ()) -> tuple[Node, bool]:
+def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = (),
+               keep_cuts: bool = False) -> tuple[Node, bool]:
     """Parse Avro schema text into a type tree.
 
     ``refs`` are the texts of referenced schemas (registry references), whose named types
-    the main schema may use.
+    the main schema may use. ``keep_cuts`` (writers): recursion cut at ``max_depth`` leaves
+    ``cut`` nodes in place (see the module docstring) instead of dropping the field.
 
     Returns
     -------
@@ -184,14 +218,14 @@ def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = ())
         Unparseable text, unknown names, or recursion when ``max_depth`` is 0.
     """
     obj = _load(text)
-    b = _Builder(max_depth)
+    b = _Builder(max_depth, keep_cuts)
     try:
         for ref in refs:
             b.walk(_load(ref), None)
         node = b.walk(obj, None)
     except (KeyError, TypeError, AttributeError) as e:
         raise SchemaMappingError(f"invalid Avro schema: {e!r}") from e
-    if node is None:
+    if node is None or node.kind == "cut":
         raise SchemaMappingError("Avro schema has no representable type after cutting recursion")
     return node, b.recursive
 
@@ -235,7 +269,7 @@ def arrow_type_of(n: Node) -> pa.DataType:
     if n.arrow is not None:
         return n.arrow
     if n.kind == "record":
-        t = pa.struct([pa.field(f.name, arrow_type_of(f.type)) for f in n.fields])
+        t = pa.struct([pa.field(f.name, arrow_type_of(f.type)) for f in n.fields if f.type.kind != "cut"])
     elif n.kind == "array":
         t = pa.list_(pa.field("element", arrow_type_of(n.items)))
     elif n.kind == "map":
@@ -272,7 +306,7 @@ def default_value(n: Node, v: Any) -> Any:
     k = n.kind
     if k == "union":
         first = n.branches[0] if n.branches else None
-        if first is None or first.kind == "null" or v is None:
+        if first is None or first.kind in ("null", "cut") or v is None:
             return None
         uk = union_kind(n)
         if uk == "struct":
@@ -288,7 +322,7 @@ def default_value(n: Node, v: Any) -> Any:
     if k == "long" and n.logical in ("timestamp-millis", "local-timestamp-millis"):
         return v * 1000
     if k == "record":
-        return {f.name: default_value(f.type, v.get(f.name, f.default)) for f in n.fields}
+        return {f.name: default_value(f.type, v.get(f.name, f.default)) for f in n.fields if f.type.kind != "cut"}
     if k == "array":
         return [default_value(n.items, x) for x in v]
     if k == "map":

@@ -42,7 +42,10 @@ from connector.formats.core._vec import (
     dense,
     fixed_width_rows,
     int_values,
+    join_parts,
     join_rows,
+    masked_part,
+    prepend,
     valid_mask,
     varint_lengths,
     varints,
@@ -62,6 +65,7 @@ __all__ = [
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
     "coerce", "EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
-    "fixed_width_rows", "int_values", "join_rows", "valid_mask", "varint_lengths", "varints", "with_validity",
+    "fixed_width_rows", "int_values", "join_parts", "join_rows", "masked_part", "prepend", "valid_mask", "varint_lengths",
+    "varints", "with_validity",
     "zigzag",
 ]
