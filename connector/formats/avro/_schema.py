@@ -31,64 +31,19 @@ field of its own type and no null, array or map on the way) has ``empty=None``.
 """
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
 from connector.errors import SchemaMappingError
+from connector.formats.avro._graph import parse_graph
+from connector.formats.avro._model import PRIMITIVES, Field, Node
 
 __all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "default_value"]
 
-PRIMITIVES = frozenset(["null", "boolean", "int", "long", "float", "double", "bytes", "string"])
 TS_UTC = pa.timestamp("us", tz="UTC")
 TS_NTZ = pa.timestamp("us")
-
-
-class Field:
-    __slots__ = ("name", "aliases", "type", "default", "has_default")
-
-    def __init__(self, name, aliases, type_, default, has_default):
-        self.name, self.aliases, self.type = name, tuple(aliases or ()), type_
-        self.default, self.has_default = default, has_default
-
-
-class Node:
-    """One Avro type, with named references expanded (recursion cut or refused)."""
-
-    __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
-                 "size", "precision", "scale", "arrow", "enum_default", "memo", "empty")
-
-    def __init__(self, kind, **kw):
-        self.kind = kind
-        self.logical = kw.get("logical")
-        self.name = kw.get("name")
-        self.aliases = tuple(kw.get("aliases") or ())
-        self.fields = kw.get("fields", ())
-        self.items = kw.get("items")
-        self.branches = kw.get("branches", ())
-        self.symbols = tuple(kw.get("symbols") or ())
-        self.size = kw.get("size")
-        self.precision = kw.get("precision")
-        self.scale = kw.get("scale", 0)
-        self.enum_default = kw.get("enum_default")
-        self.empty = kw.get("empty")  # cut nodes: the Avro bytes written in their place
-        self.arrow = None
-        self.memo = {}  # per-node caches of the Avro engine (encoded widths)
-
-    @property
-    def nonnull(self) -> tuple:
-        return tuple(b for b in self.branches if b.kind not in ("null", "cut"))
-
-    def __repr__(self):
-        return f"Node({self.kind}, {self.name or self.logical or ''})"
-
-
-def _fullname(name: str, namespace: str | None) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
 
 
 def _zz(i: int) -> bytes:
@@ -102,54 +57,36 @@ def _zz(i: int) -> bytes:
     return bytes(out)
 
 
-class _Builder:
+class _Cutter:
+    """The reader tree of a writer graph: each use of a named type becomes its own node, and
+    recursion is cut at ``max_depth`` (dropped, or a ``cut`` node with ``keep_cuts``)."""
+
     def __init__(self, max_depth: int, keep_cuts: bool = False):
         self.max_depth = max_depth
         self.keep_cuts = keep_cuts
-        self.defs: dict[str, tuple[dict, str | None]] = {}
         self.stack: dict[str, int] = {}
         self.recursive = False
 
-    def walk(self, obj: Any, ns: str | None):
-        if isinstance(obj, str):
-            if obj in PRIMITIVES:
-                return Node(obj)
-            for cand in (_fullname(obj, ns), obj):
-                if cand in self.defs:
-                    d, dns = self.defs[cand]
-                    return self.walk(d, dns)
-            raise SchemaMappingError(f"unknown Avro type name {obj!r}")
-        if isinstance(obj, list):
-            branches = [self.walk(b, ns) for b in obj]
+    def cut(self, g: Node) -> Node | None:
+        k = g.kind
+        if k in PRIMITIVES:
+            return Node(k, logical=g.logical, precision=g.precision, scale=g.scale)
+        if k == "union":
+            branches = [self.cut(b) for b in g.branches]
             if self.keep_cuts:
-                return self._union(branches)
+                return self._union(branches)  # type: ignore[arg-type]  # keep_cuts never gives None
             kept = [b for b in branches if b is not None]
-            if branches and not [b for b in kept if b.kind != "null"] and \
-                    [b for b in branches if b is None]:
+            if branches and not [b for b in kept if b.kind != "null"] and None in branches:
                 return None  # every non-null branch was cut
             return Node("union", branches=tuple(kept))
-        if not isinstance(obj, dict):
-            raise SchemaMappingError(f"invalid Avro schema node {obj!r:.80}")
-        t = obj.get("type")
-        if isinstance(t, (dict, list)):
-            return self.walk(t, ns)
-        if t in PRIMITIVES:
-            return Node(t, logical=obj.get("logicalType"), precision=obj.get("precision"),
-                        scale=obj.get("scale", 0))
-        if t in ("record", "error", "enum", "fixed"):
-            if "name" not in obj:
-                raise SchemaMappingError(f"Avro {t} without a name")
-            full = _fullname(obj["name"], obj.get("namespace", ns))
-            own_ns = full.rpartition(".")[0] or None
-            self.defs.setdefault(full, (obj, ns))
-            aliases = [_fullname(a, own_ns) for a in obj.get("aliases", ())]
-            if t == "enum":
-                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()),
-                            enum_default=obj.get("default"))
-            if t == "fixed":
-                return Node("fixed", name=full, aliases=aliases, size=obj.get("size"),
-                            logical=obj.get("logicalType"), precision=obj.get("precision"),
-                            scale=obj.get("scale", 0))
+        if k == "enum":
+            return Node("enum", name=g.name, aliases=g.aliases, symbols=g.symbols, enum_default=g.enum_default)
+        if k == "fixed":
+            return Node("fixed", name=g.name, aliases=g.aliases, size=g.size, logical=g.logical,
+                        precision=g.precision, scale=g.scale)
+        if k == "record":
+            full = g.name
+            assert full is not None
             depth = self.stack.get(full, 0)
             if depth:
                 self.recursive = True
@@ -162,41 +99,29 @@ class _Builder:
             self.stack[full] = depth + 1
             try:
                 fields = []
-                for f in obj.get("fields", ()):
-                    ft = self.walk(f["type"], own_ns)
+                for f in g.fields:
+                    ft = self.cut(f.type)
                     if ft is not None and ft.kind == "cut" and ft.empty is None:
                         return Node("cut")  # a field no value can fill: the record cannot be written
                     if ft is not None:
-                        fields.append(Field(f["name"], f.get("aliases"), ft, f.get("default"),
-                                            "default" in f))
+                        fields.append(Field(f.name, f.aliases, ft, f.default, f.has_default))
             finally:
                 self.stack[full] = depth
-            return Node("record", name=full, aliases=aliases, fields=tuple(fields))
-        if t in ("array", "map"):
-            items = self.walk(obj.get("items" if t == "array" else "values"), ns)
+            return Node("record", name=full, aliases=g.aliases, fields=tuple(fields))
+        if k in ("array", "map"):
+            items = self.cut(g.items)
             if items is not None and items.kind == "cut":
-                return Node("cut", empty=b"\x00", logical=t)  # only an empty collection can be written
-            return None if items is None else Node(t, items=items)
-        if isinstance(t, str):
-            return self.walk(t, ns)
-        raise SchemaMappingError(f"invalid Avro type {t!r:.80}")
+                return Node("cut", empty=b"\x00", logical=k)  # only an empty collection can be written
+            return None if items is None else Node(k, items=items)
+        raise SchemaMappingError(f"invalid Avro type {k!r:.80}")
 
-    def _union(self, branches: list) -> Node:
+    def _union(self, branches: list[Node]) -> Node:
         """A union of a writer's tree: cut branches stay as placeholders (branch indexes are
         the schema's); a union left with no branch but null is itself a cut writing null."""
         if any(b.kind == "cut" for b in branches) and all(b.kind in ("null", "cut") for b in branches):
             null_i = next((i for i, b in enumerate(branches) if b.kind == "null"), None)
             return Node("cut", empty=None if null_i is None else _zz(null_i), logical="null")
         return Node("union", branches=tuple(branches))
-
-
-def _load(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise SchemaMappingError(f"Avro schema is not valid JSON: {e}") from e
 
 
 def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = (),
@@ -217,17 +142,11 @@ def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = (),
     SchemaMappingError
         Unparseable text, unknown names, or recursion when ``max_depth`` is 0.
     """
-    obj = _load(text)
-    b = _Builder(max_depth, keep_cuts)
-    try:
-        for ref in refs:
-            b.walk(_load(ref), None)
-        node = b.walk(obj, None)
-    except (KeyError, TypeError, AttributeError) as e:
-        raise SchemaMappingError(f"invalid Avro schema: {e!r}") from e
+    c = _Cutter(max_depth, keep_cuts)
+    node = c.cut(parse_graph(text, refs))
     if node is None or node.kind == "cut":
         raise SchemaMappingError("Avro schema has no representable type after cutting recursion")
-    return node, b.recursive
+    return node, c.recursive
 
 
 def _scalar_type(n: Node) -> pa.DataType:
