@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from connector.read import plan_offsets
 from connector.spark._setup import ReadSetup
+
+if TYPE_CHECKING:
+    from connector.kafka import Pushdown
 
 __all__ = ["BatchReader", "PushdownBatchReader", "KafkaInputPartition", "read_partition", "read_ranges"]
 
@@ -90,7 +93,7 @@ class BatchReader(DataSourceReader):
 
     ``pushdown`` holds the filters a :class:`PushdownBatchReader` took over (none here)."""
 
-    pushdown = None
+    pushdown: Pushdown | None = None
 
     def __init__(self, setup: ReadSetup):
         self.setup = setup

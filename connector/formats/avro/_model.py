@@ -3,7 +3,7 @@ graph (:mod:`._graph`) are made of."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from connector.errors import SchemaMappingError
 
@@ -28,13 +28,13 @@ class Node:
     def __init__(self, kind, **kw):
         self.kind = kind
         self.logical = kw.get("logical")
-        self.name = kw.get("name")
+        self.name = cast(str, kw.get("name"))  # set on named types (record, enum, fixed)
         self.aliases = tuple(kw.get("aliases") or ())
         self.fields = kw.get("fields", ())
-        self.items = kw.get("items")
+        self.items = cast("Node", kw.get("items"))  # set on array and map nodes
         self.branches = kw.get("branches", ())
         self.symbols = tuple(kw.get("symbols") or ())
-        self.size = kw.get("size")
+        self.size = cast(int, kw.get("size"))  # set on fixed nodes
         self.precision = kw.get("precision")
         self.scale = kw.get("scale", 0)
         self.enum_default = kw.get("enum_default")
