@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro._program import Column, Program
+from connector.formats.core import ColumnBuffers
 
 __all__ = ["Assembly", "decimal_column"]
 
@@ -22,11 +23,8 @@ _K16 = np.arange(16, dtype=np.int64)
 class Assembly:
     """Builds the arrays of one decode call; rows failing here get ``why`` (first reason)."""
 
-    def __init__(self, prog: Program, columns: tuple, byte_columns: tuple, dead: np.ndarray,
-                 why: np.ndarray):
-        self.prog = prog
-        self.base, self.cnt, self.val, self.valid, self.len = columns
-        self.bbase, self.bcnt, self.bdata = byte_columns
+    def __init__(self, prog: Program, bufs: ColumnBuffers, dead: np.ndarray, why: np.ndarray):
+        self.prog, self.bufs = prog, bufs
         self.dead, self.why = dead, why
         self._parent: dict[int, int] = {}
         self._offsets: dict[int, np.ndarray] = {}
@@ -52,10 +50,8 @@ class Assembly:
 
     def build(self, c: int) -> pa.Array:
         col = self.prog.cols[c]
-        s = int(self.base[c])
-        m = int(self.cnt[c])
-        e = s + m
-        valid, val = self.valid[s:e].view(bool), self.val[s:e]
+        valid, val, lens = self.bufs.column(c)
+        m = len(val)
         nulls = m - int(np.count_nonzero(valid))
         k = col.kind
         if k == "struct":
@@ -77,7 +73,7 @@ class Assembly:
             return pa.nulls(m, col.typ)
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
         if k == "bin":
-            return self._bytes(c, col, bitmap, self.len[s:e], m, nulls)
+            return self._bytes(c, col, bitmap, lens, m, nulls)
         if k == "enum":
             assert col.node is not None  # enum columns keep their reader node
             syms = pa.array(list(col.node.symbols) or [""], pa.string())
@@ -94,8 +90,7 @@ class Assembly:
 
     def _bytes(self, c: int, col: Column, bitmap, lens, m: int, nulls: int) -> pa.Array:
         t = col.typ
-        b0 = int(self.bbase[c])
-        data = self.bdata[b0:b0 + int(self.bcnt[c])]
+        data = self.bufs.column_bytes(c)
         offs = np.zeros(m + 1, np.int64)
         np.cumsum(lens, out=offs[1:])
         if pa.types.is_decimal(t):

@@ -30,7 +30,7 @@ from connector.formats.avro._graph import parse_graph
 from connector.formats.avro._plan import resolve
 from connector.formats.avro._program import Program
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
-from connector.formats.core import DecodeOptions, payload_view
+from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view
 
 __all__ = ["AvroCodec"]
 
@@ -86,8 +86,7 @@ class AvroCodec:
         self._messages = _messages(lim.max_collection_items, lim.max_record_bytes)
         for i, why in enumerate(self.program.messages):
             self._messages[100 + i] = why
-        self._per_row = np.ones(len(self.program.cols))  # values per row, learnt per group
-        self._bytes_per_row = np.array([16.0 if c.kind == "bin" else 0.0 for c in self.program.cols])
+        self._learnt = ColumnBuffers.initial([c.kind == "bin" for c in self.program.cols])
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
         """Decode a null-free binary array; returns (values, per-row error or None)."""
@@ -103,44 +102,22 @@ class AvroCodec:
         starts = np.ascontiguousarray(offs[:-1], np.int64)
         ends = np.ascontiguousarray(offs[1:], np.int64)
         prog, lim = self.program, self.options.limits
-        ncols = len(prog.cols)
-        # room per column: the values (bytes) per row of the last group of this pair
-        caps = np.ceil(self._per_row * n * 1.1).astype(np.int64) + 16
-        bcaps = np.ceil(self._bytes_per_row * n * 1.1).astype(np.int64) + 64
-        cbase = np.zeros(ncols, np.int64)
-        np.cumsum(caps[:-1], out=cbase[1:])
-        bbase = np.zeros(ncols, np.int64)
-        np.cumsum(bcaps[:-1], out=bbase[1:])
-        total = int(caps.sum()) + 1  # the last slot is the overflow sink
-        cval, cvalid, clen = (np.empty(total, np.int64), np.empty(total, np.uint8),
-                              np.empty(total, np.int64))
-        bdata = np.empty(int(bcaps.sum()), np.uint8)
-        cnt = np.zeros(ncols, np.int64)
-        bcnt = np.zeros(ncols, np.int64)
+        bufs = ColumnBuffers(self._learnt, n)
         codes = np.zeros(n, np.int32)
         r = 0
         while True:
             r, over, overb = V.rows(data, starts, ends, *prog.tables(), lim.max_collection_items,
-                                    lim.max_record_bytes, cbase, caps, cnt, cval, cvalid, clen,
-                                    bbase, bcaps, bcnt, bdata, codes, r)
-            if over >= 0:
-                caps = np.maximum(caps, cnt + 16)
-                caps[over] = 2 * caps[over] + 64
-                cbase, cval, cvalid, clen = V.regrow(cbase, cnt, cval, cvalid, clen, caps)
-            elif overb >= 0:
-                bcaps = np.maximum(bcaps, bcnt + 64)
-                bcaps[overb] = 2 * bcaps[overb] + int(ends[r] - starts[r])
-                bbase, bdata = V.regrow_bytes(bbase, bcnt, bdata, bcaps)
-            else:
+                                    lim.max_record_bytes, *bufs.args(), codes, r)
+            if over < 0 and overb < 0:
                 break
-        self._per_row = np.maximum(cnt / n, self._per_row * 0.5)
-        self._bytes_per_row = np.maximum(bcnt / n, self._bytes_per_row * 0.5)
+            bufs.grow(over, overb, int(ends[r] - starts[r]))
+        self._learnt = bufs.learn()
         dead = codes != 0
         why = np.full(n, None, object)
         if dead.any():
             for code in np.unique(codes[dead]).tolist():
                 why[codes == code] = self._messages[code]
-        asm = Assembly(prog, (cbase, cnt, cval, cvalid, clen), (bbase, bcnt, bdata), dead, why)
+        asm = Assembly(prog, bufs, dead, why)
         vals = asm.build(prog.root_col)
         if not dead.any():
             return vals, [None] * n

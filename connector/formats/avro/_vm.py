@@ -33,6 +33,11 @@ CALL/RET   target: a subroutine (skipping a writer record, which may recurse)
 ERROR      code: fail the row
 =========  =========================================================================
 
+Helpers allocate nothing and are compiled without reference counting (``_nrt=False``) and
+without numba's own inlining, which LLVM then does: either of those cost about 10 ns per
+call that passes an array (measured), most of the kernel's time. Where a hot helper would take
+many arrays it is written out by hand (a call passes each array as seven values).
+
 Column ``c`` owns ``cbase[c] .. cbase[c] + ccap[c]`` of the value buffers (``cval``, ``cvalid``;
 strings and bytes: their length in ``clen`` and their bytes, copied while they are in cache, in
 ``bdata[bbase[c]:]``); ``cnt[c]`` counts its values, ``bcnt[c]`` its bytes. A list's value is its
@@ -48,6 +53,9 @@ import numpy as np
 
 from connector.formats.avro._walk import MAX_NESTING
 
+# helpers allocate nothing: compiled without reference counting (see the docstring)
+_helper = numba.njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+
 (OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
  OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR) = range(18)
 K_I32, K_I64, K_F32, K_F64 = range(4)  # reader kinds and storage of numeric columns
@@ -60,7 +68,7 @@ _I64_MS = (2**63 - 1) // 1000
 _U32 = np.uint64(1) << np.uint64(32)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@_helper
 def _varint(buf, pos, end):
     """(raw unsigned value, new position, error code)."""
     u = np.uint64(0)
@@ -77,12 +85,12 @@ def _varint(buf, pos, end):
     return u, pos, E_VARINT
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@_helper
 def _zigzag(u):
     return np.int64(u >> np.uint64(1)) ^ -np.int64(u & np.uint64(1))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@_helper
 def _emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
     """One value into column ``c``; returns the overflowed column (or ``ovc``)."""
     i = cnt[c]
@@ -97,36 +105,17 @@ def _emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
     return ovc
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _emit_bytes(c, buf, pos, ln, cbase, ccap, cnt, cvalid, clen, bbase, bcap, bcnt, bdata, sink,
-                ovc, ovb):
-    """One string/bytes value into column ``c``, its bytes copied while they are in cache:
-    (overflowed value column or ``ovc``, overflowed byte column or ``ovb``)."""
-    i = cnt[c]
-    j = cbase[c] + i
-    if i >= ccap[c]:
-        j = sink
-        ovc = c
-    cvalid[j] = 1
-    clen[j] = ln
-    cnt[c] = i + 1
-    b = bcnt[c]
-    if b + ln > bcap[c]:
-        ovb = c
-    else:
-        at = bbase[c] + b
-        if ln <= 16:
-            for k in range(ln):
-                bdata[at + k] = buf[pos + k]
-        else:
-            bdata[at:at + ln] = buf[pos:pos + ln]
-        bcnt[c] = b + ln
-    return ovc, ovb
+@_helper
+def _copy(dst, src):
+    """dst[:] = src without a temporary (numba's slice copy allocates one per call)."""
+    for i in range(len(src)):
+        dst[i] = src[i]
 
 
 @numba.njit(cache=True, nogil=True)
 def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items, max_bytes,
          cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, err_out, r0):
+    # the buffer arguments are ColumnBuffers.args() (connector.formats.core)
     """Rows from ``r0`` on: (next row, column out of value room or -1, column out of byte room
     or -1). Stops at the first row that overflows (rolled back: grow, call again from it)."""
     n = len(starts)
@@ -153,15 +142,19 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
         pc = 0
         ovc = -1
         ovb = -1
-        snap[:] = cnt
-        bsnap[:] = bcnt
+        _copy(snap, cnt)
+        _copy(bsnap, bcnt)
         if end - pos > max_bytes:
             err = E_BIG
         while err == 0:
             o = code[pc, 0]
             c = code[pc, 1]
             if o == OP_VARNUM:
-                u, pos, err = _varint(buf, pos, end)
+                if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                    u = np.uint64(buf[pos])
+                    pos += 1
+                else:
+                    u, pos, err = _varint(buf, pos, end)
                 if err:
                     break
                 if code[pc, 2] and u >= _U32:
@@ -191,7 +184,11 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
             elif o == OP_BYTES:
                 w = code[pc, 2]
                 if w < 0:
-                    u, pos, err = _varint(buf, pos, end)
+                    if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                        u = np.uint64(buf[pos])
+                        pos += 1
+                    else:
+                        u, pos, err = _varint(buf, pos, end)
                     if err:
                         break
                     ln = _zigzag(u)
@@ -204,15 +201,33 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         err = E_TRUNC
                         break
                 if c >= 0:
-                    ovc, ovb = _emit_bytes(c, buf, pos, ln, cbase, ccap, cnt, cvalid, clen,
-                                           bbase, bcap, bcnt, bdata, sink, ovc, ovb)
+                    i = cnt[c]  # _emit_bytes by hand: a call with this many arrays costs ~13 ns
+                    j = cbase[c] + i
+                    if i >= ccap[c]:
+                        j = sink
+                        ovc = c
+                    cvalid[j] = 1
+                    clen[j] = ln
+                    cnt[c] = i + 1
+                    b = bcnt[c]
+                    if b + ln > bcap[c]:
+                        ovb = c
+                    else:
+                        at = bbase[c] + b
+                        for k in range(ln):
+                            bdata[at + k] = buf[pos + k]
+                        bcnt[c] = b + ln
                 pos += ln
                 pc += 1
             elif o == OP_REC:
                 ovc = _emit(c, 1, code[pc, 2], 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
                 pc += 1
             elif o == OP_UNION:
-                u, pos, err = _varint(buf, pos, end)
+                if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                    u = np.uint64(buf[pos])
+                    pos += 1
+                else:
+                    u, pos, err = _varint(buf, pos, end)
                 if err:
                     break
                 if u >= _U32:
@@ -255,12 +270,20 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                 fcnt[t] += 1
                 a = code[pc, 2]  # the collection's ARRAY
                 if frem[t] == 0:  # the next block
-                    u, pos, err = _varint(buf, pos, end)
+                    if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                        u = np.uint64(buf[pos])
+                        pos += 1
+                    else:
+                        u, pos, err = _varint(buf, pos, end)
                     if err:
                         break
                     k = _zigzag(u)
                     if k < 0:
-                        u, pos, err = _varint(buf, pos, end)  # the block's byte size
+                        if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call  # the block's byte size
+                            u = np.uint64(buf[pos])
+                            pos += 1
+                        else:
+                            u, pos, err = _varint(buf, pos, end)
                         if err:
                             break
                         k = -k
@@ -285,7 +308,11 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         continue
                     frem[t] = k
                 if code[a, 5]:  # a map entry: its key first
-                    u, pos, err = _varint(buf, pos, end)
+                    if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                        u = np.uint64(buf[pos])
+                        pos += 1
+                    else:
+                        u, pos, err = _varint(buf, pos, end)
                     if err:
                         break
                     ln = _zigzag(u)
@@ -294,20 +321,42 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         break
                     kc = code[a, 4]
                     if kc >= 0:
-                        ovc, ovb = _emit_bytes(kc, buf, pos, ln, cbase, ccap, cnt, cvalid, clen,
-                                               bbase, bcap, bcnt, bdata, sink, ovc, ovb)
+                        i = cnt[kc]  # _emit_bytes by hand: a call with this many arrays costs ~13 ns
+                        j = cbase[kc] + i
+                        if i >= ccap[kc]:
+                            j = sink
+                            ovc = kc
+                        cvalid[j] = 1
+                        clen[j] = ln
+                        cnt[kc] = i + 1
+                        b = bcnt[kc]
+                        if b + ln > bcap[kc]:
+                            ovb = kc
+                        else:
+                            at = bbase[kc] + b
+                            for k in range(ln):
+                                bdata[at + k] = buf[pos + k]
+                            bcnt[kc] = b + ln
                     pos += ln
                 pc = a + 1
             elif o == OP_ARRAY:
                 if sp >= MAX_NESTING:
                     err = E_DEEP
                     break
-                u, pos, err = _varint(buf, pos, end)
+                if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                    u = np.uint64(buf[pos])
+                    pos += 1
+                else:
+                    u, pos, err = _varint(buf, pos, end)
                 if err:
                     break
                 k = _zigzag(u)
                 if k < 0:
-                    u, pos, err = _varint(buf, pos, end)  # the block's byte size
+                    if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call  # the block's byte size
+                        u = np.uint64(buf[pos])
+                        pos += 1
+                    else:
+                        u, pos, err = _varint(buf, pos, end)
                     if err:
                         break
                     k = -k
@@ -336,7 +385,11 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                 fidx[sp] = i
                 sp += 1
                 if code[pc, 5]:  # a map entry: its key first
-                    u, pos, err = _varint(buf, pos, end)
+                    if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                        u = np.uint64(buf[pos])
+                        pos += 1
+                    else:
+                        u, pos, err = _varint(buf, pos, end)
                     if err:
                         break
                     ln = _zigzag(u)
@@ -345,8 +398,22 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         break
                     kc = code[pc, 4]
                     if kc >= 0:
-                        ovc, ovb = _emit_bytes(kc, buf, pos, ln, cbase, ccap, cnt, cvalid, clen,
-                                               bbase, bcap, bcnt, bdata, sink, ovc, ovb)
+                        i = cnt[kc]  # _emit_bytes by hand: a call with this many arrays costs ~13 ns
+                        j = cbase[kc] + i
+                        if i >= ccap[kc]:
+                            j = sink
+                            ovc = kc
+                        cvalid[j] = 1
+                        clen[j] = ln
+                        cnt[kc] = i + 1
+                        b = bcnt[kc]
+                        if b + ln > bcap[kc]:
+                            ovb = kc
+                        else:
+                            at = bbase[kc] + b
+                            for k in range(ln):
+                                bdata[at + k] = buf[pos + k]
+                            bcnt[kc] = b + ln
                     pos += ln
                 pc += 1
             elif o == OP_FLOATNUM:
@@ -387,7 +454,11 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                     ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
                 pc += 1
             elif o == OP_ENUM:
-                u, pos, err = _varint(buf, pos, end)
+                if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                    u = np.uint64(buf[pos])
+                    pos += 1
+                else:
+                    u, pos, err = _varint(buf, pos, end)
                 if err:
                     break
                 if u >= _U32:
@@ -405,7 +476,11 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                     ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
                 pc += 1
             elif o == OP_VARSKIP:
-                u, pos, err = _varint(buf, pos, end)
+                if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
+                    u = np.uint64(buf[pos])
+                    pos += 1
+                else:
+                    u, pos, err = _varint(buf, pos, end)
                 if err:
                     break
                 pc += 1
@@ -444,76 +519,16 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
         if err == 0 and pos != end:
             err = E_TRAILING
         if err:  # roll the row back and write a null value in its place
-            cnt[:] = snap
-            bcnt[:] = bsnap
+            _copy(cnt, snap)
+            _copy(bcnt, bsnap)
             ovc = -1
             ovb = -1
             err_out[r] = err
             for q in range(fill0[root_col], fill1[root_col]):
                 ovc = _emit(fills[q], 0, 0, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
         if ovc >= 0 or ovb >= 0:  # out of room: roll back, let the caller grow the column
-            cnt[:] = snap
-            bcnt[:] = bsnap
+            _copy(cnt, snap)
+            _copy(bcnt, bsnap)
             err_out[r] = 0
             return r, ovc, ovb
     return n, -1, -1
-
-
-@numba.njit(cache=True, nogil=True)
-def regrow(cbase, cnt, cval, cvalid, clen, newcap):
-    """Column buffers with capacities ``newcap`` (each ≥ its count), values kept, plus a sink."""
-    ncols = len(cbase)
-    nb = np.empty(ncols, np.int64)
-    total = 0
-    for c in range(ncols):
-        nb[c] = total
-        total += newcap[c]
-    v2 = np.empty(total + 1, np.int64)
-    d2 = np.empty(total + 1, np.uint8)
-    l2 = np.empty(total + 1, np.int64)
-    for c in range(ncols):
-        a, b, k = cbase[c], nb[c], cnt[c]
-        v2[b:b + k] = cval[a:a + k]
-        d2[b:b + k] = cvalid[a:a + k]
-        l2[b:b + k] = clen[a:a + k]
-    return nb, v2, d2, l2
-
-
-@numba.njit(cache=True, nogil=True)
-def regrow_bytes(bbase, bcnt, bdata, newcap):
-    """Byte regions with capacities ``newcap`` (each ≥ its count), bytes kept."""
-    ncols = len(bbase)
-    nb = np.empty(ncols, np.int64)
-    total = 0
-    for c in range(ncols):
-        nb[c] = total
-        total += newcap[c]
-    d2 = np.empty(total, np.uint8)
-    for c in range(ncols):
-        a, b, k = bbase[c], nb[c], bcnt[c]
-        d2[b:b + k] = bdata[a:a + k]
-    return nb, d2
-
-
-@numba.njit(cache=True, nogil=True)
-def gather(buf, starts, lens):
-    """Bytes at (start, length) pairs back to back: (int32 offsets, data)."""
-    n = len(starts)
-    offs = np.empty(n + 1, np.int32)
-    total = 0
-    offs[0] = 0
-    for i in range(n):
-        total += lens[i]
-        offs[i + 1] = total
-    data = np.empty(total, np.uint8)
-    at = 0
-    for i in range(n):
-        s = starts[i]
-        ln = lens[i]
-        if ln <= 16:  # a slice copy costs more than a short loop
-            for k in range(ln):
-                data[at + k] = buf[s + k]
-        else:
-            data[at:at + ln] = buf[s:s + ln]
-        at += ln
-    return offs, data
