@@ -25,6 +25,14 @@ Sections (each reuses the scripts beside it):
 6. ``corpus``: every schema of ``benchmarks/corpus`` (real-world shapes: Debezium, Hudi,
    CloudEvents, OTLP, GitHub webhooks...) against the per-record loop, one ratio per schema
    (``corpus_bench``).
+8. ``pushdown``: the last 1% of a 2M-record topic by a timestamp filter, with
+   ``spark.sql.python.filterPushdown.enabled`` off and on, alternating (``pushdown_bench``;
+   noida-db's broker, the local peer that looks offsets up by time).
+9. ``firstrow``: time to first row in fresh processes, cold and warm, against a trivial Python
+   data source (Spark's own cost), and our own part without Spark (``first_row_bench``).
+10. ``contracts``: data contracts — decrypt + decode of records confluent-kafka's serializers
+   wrote with an ENCRYPT rule (local KMS) against confluent-kafka's rule-executing deserializer
+   loop (Avro and JSON), and a CEL condition on read (``contracts_bench``).
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -43,7 +51,7 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -60,6 +68,8 @@ ORDERS_SIZES = (40_000, 1_000_000)
 ORDERS_RAW = "spark e2e orders {:,}: raw confluent-kafka consume loop"
 ORDERS_OURS = "spark e2e orders {:,}: asyncapi-kafka source -> noop (local[2])"
 CF_ALONE = "column fn: decode path alone (1 core, this process)"
+PUSHDOWN_OFF = "pushdown: last 1% by timestamp, pushdown off (Spark filters)"
+PUSHDOWN_ON = "pushdown: last 1% by timestamp, pushdown on"
 CF_SPARK = "column fn: from_registry in Spark -> noop (local[2])"
 
 # (row label, ours, baseline) for the ratio column
@@ -68,11 +78,14 @@ BASELINES = {
     "wide avro: ": WIDE_CONFLUENT, "wide json: ": "wide json: json.loads loop (dicts)",
     "wide protobuf: ": "wide protobuf: confluent ProtobufDeserializer loop",
     "header parse: ": "header parse: per-record struct.unpack loop -> Arrow",
-    "spark e2e: ": E2E_RAW, "column fn: ": CF_ALONE,
+    "spark e2e: ": E2E_RAW, "column fn: ": CF_ALONE, "pushdown: ": PUSHDOWN_OFF,
     "encode avro: ": "encode avro: confluent AvroSerializer loop",
     "encode json: ": "encode json: confluent JSONSerializer loop",
     "encode protobuf: ": "encode protobuf: confluent ProtobufSerializer loop",
     **{f"spark e2e orders {n:,}: ": ORDERS_RAW.format(n) for n in ORDERS_SIZES},
+    "contracts avro: ": "contracts avro: confluent AvroDeserializer loop with ENCRYPT rule",
+    "contracts json: ": "contracts json: confluent JSONDeserializer loop with ENCRYPT rule",
+    "contracts cel: ": "contracts cel: confluent AvroDeserializer loop with CEL rule",
 }
 
 
@@ -177,6 +190,29 @@ def run_write(quick: bool, rates: dict) -> None:
         print(f"  {k:<60} {v:>14,.2f}")
 
 
+def run_pushdown(quick: bool, rates: dict) -> None:
+    from benchmarks import pushdown_bench, spark_bench
+
+    spark = spark_bench.spark_session()
+    try:
+        pushdown_bench.run(spark, 200_000 if quick else 2_000_000, runs=1 if quick else 3, out=rates)
+    finally:
+        spark.stop()
+
+
+def run_contracts(quick: bool, rates: dict) -> None:
+    from benchmarks import contracts_bench
+
+    contracts_bench.run(40_000 if quick else 200_000, 2_000 if quick else 10_000, runs=1 if quick else 3, out=rates)
+
+
+def run_first_row(quick: bool, first_row: dict) -> None:
+    from benchmarks import first_row_bench
+
+    first_row_bench.run(runs=1 if quick else 3, out=first_row)
+    first_row_bench.report(first_row)
+
+
 def run_corpus(quick: bool, rows: list) -> None:
     from benchmarks import corpus_bench
 
@@ -216,6 +252,11 @@ def goals(rates: dict, memory: dict, corpus: list | None = None) -> list[dict]:
     ratio_goal("Encode Avro 6-field: >= 10x confluent AvroSerializer loop",
                "encode avro: ours (Encoder.encode + frame_payloads)",
                "encode avro: confluent AvroSerializer loop", 10)
+    ratio_goal("Pushdown: last 1% of a 2M-record topic by timestamp >= 20x faster than without",
+               PUSHDOWN_ON, PUSHDOWN_OFF, 20)
+    ratio_goal("Data contracts: decrypt + decode >= 5x confluent's rule-executing AvroDeserializer loop",
+               "contracts avro: ours, decrypt + decode (decode_column + rules)",
+               "contracts avro: confluent AvroDeserializer loop with ENCRYPT rule", 5)
     ratio_goal("Spark end to end, realistic order schema, 1M records: >= 0.7x raw consume loop",
                ORDERS_OURS.format(ORDERS_SIZES[-1]), ORDERS_RAW.format(ORDERS_SIZES[-1]), 0.7)
     if len(memory) == 2:
@@ -266,11 +307,15 @@ def main(argv=None) -> int:
     memory: dict[int, dict] = {}
     errors: dict[str, str] = {}
     corpus: list[dict] = []
+    first_row: dict[str, float] = {}
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
              "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
              "encode": lambda: run_encode(args.quick, rates),
              "corpus": lambda: run_corpus(args.quick, corpus),
-             "write": lambda: run_write(args.quick, rates)}
+             "write": lambda: run_write(args.quick, rates),
+             "pushdown": lambda: run_pushdown(args.quick, rates),
+             "firstrow": lambda: run_first_row(args.quick, first_row),
+             "contracts": lambda: run_contracts(args.quick, rates)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
@@ -303,6 +348,10 @@ def main(argv=None) -> int:
     if len(schemas) > 1:
         print(f"Scaling with writer schemas: {rates[schemas[-1]] / rates[schemas[0]]:.2f}x records/s with the "
               "most vs 1 distinct schema id (1.0 = flat)")
+    if first_row:
+        from benchmarks import first_row_bench
+        print("\nTime to first row (seconds, medians over fresh processes):")
+        first_row_bench.report(first_row)
     if corpus:
         from benchmarks import corpus_bench
         print("\nCorpus (records/s, medians of 3; baselines measured in this run):")
@@ -318,7 +367,8 @@ def main(argv=None) -> int:
         print(f"  (section {name} failed: {err})")
     result = {"quick": args.quick, "machine": machine, "load_average_start": load_start,
               "load_average_end": load_end, "seconds": round(elapsed, 1), "records_per_second": rates,
-              "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "goals": verdicts, "errors": errors,
+              "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "first_row_seconds": first_row,
+              "goals": verdicts, "errors": errors,
               "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
         with open(args.out, "w") as f:

@@ -21,6 +21,7 @@ from registry._config import (
     RegistryOption,
 )
 from registry._confluent import ConfluentRegistry, IncompatibleSchemaError, InvalidSchemaError
+from registry._dek import LATEST_DEK, Dek, DekRegistry, Kek, dek_registry_for
 from registry._errors import (
     ENVIRONMENT_FAULT,
     RECORD_FAULT,
@@ -36,6 +37,7 @@ from registry._errors import (
 )
 from registry._file import FileRegistry, export_snapshot
 from registry._glue import GlueRegistry
+from registry._rules import Metadata, Rule, RuleSet
 from registry._redact import redact_servers, redact_text, redact_url, split_userinfo, strip_userinfo
 from registry._strategy import SubjectNameStrategy, subject_name
 from registry._vendor import Vendor
@@ -52,4 +54,6 @@ __all__ = [
     "SchemaParseError", "RegistryConfigError", "RegistryTLSError", "RegistryProtocolError",
     "RECORD_FAULT", "ENVIRONMENT_FAULT", "is_records_fault",
     "IncompatibleSchemaError", "InvalidSchemaError",
+    # data contracts: metadata, rule sets, the DEK registry
+    "Rule", "RuleSet", "Metadata", "Kek", "Dek", "DekRegistry", "dek_registry_for", "LATEST_DEK",
 ]

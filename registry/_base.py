@@ -86,6 +86,14 @@ class SchemaRegistry(abc.ABC):
         if not isinstance(self.list_subjects(), list):
             raise RegistryProtocolError("the subject listing is not a list: is this a schema registry?")
 
+    def _fetch_latest_with_metadata(self, subject: str, metadata: tuple[tuple[str, str], ...]) -> Schema:
+        raise RegistryConfigError(f"{type(self).__name__} cannot choose a schema by its metadata "
+                                  "('use.latest.with.metadata' needs a Confluent-compatible registry)")
+
+    def _fetch_version_of(self, subject: str, schema: Schema) -> int:
+        raise RegistryConfigError(f"{type(self).__name__} cannot look a schema's version up under a subject "
+                                  "(migration rules need a Confluent-compatible registry)")
+
     def register_schema(self, subject: str, schema: Any, normalize: bool = False) -> Any:
         """Register ``schema`` under ``subject`` if absent; return its id (Glue: the version UUID).
 
@@ -130,6 +138,19 @@ class SchemaRegistry(abc.ABC):
         """Version ``version`` (an int, or ``"latest"``) of ``subject``."""
         v = version if version == "latest" else int(version)
         return self.resolve_references(self._fetch_version(subject, v))
+
+    def get_latest_with_metadata(self, subject: str, metadata) -> Schema:
+        """The latest version of ``subject`` whose metadata properties hold every ``key: value`` of
+        ``metadata`` (a dict or pairs): confluent-kafka's ``use.latest.with.metadata``."""
+        pairs = tuple(sorted(dict(metadata).items()))
+        return self.resolve_references(self._fetch_latest_with_metadata(subject, pairs))
+
+    def version_of(self, subject: str, schema: Schema) -> int:
+        """The version under ``subject`` that registered ``schema`` (deleted versions included), for
+        migration rules between versions."""
+        if schema.subject == subject and schema.version is not None:
+            return int(schema.version)
+        return int(self._fetch_version_of(subject, schema))
 
     def lookup(self, key) -> Schema:
         """Resolve a ``wireformat.SchemaKey`` ``(framing, id)``.

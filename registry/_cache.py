@@ -270,6 +270,18 @@ class CachingRegistry(SchemaRegistry):
         v = int(version)
         return self._get(("rversion", subject, v), lambda: self.resolve_references(self._fetch_version(subject, v)))
 
+    def get_latest_with_metadata(self, subject: str, metadata) -> Schema:
+        pairs = tuple(sorted(dict(metadata).items()))
+        return self._get(("rmeta", subject, pairs),
+                         lambda: self.resolve_references(self.backend._fetch_latest_with_metadata(subject, pairs)),
+                         ttl=self.config.cache_latest_ttl_s)
+
+    def version_of(self, subject: str, schema: Schema) -> int:
+        if schema.subject == subject and schema.version is not None:
+            return int(schema.version)
+        key = ("version-of", subject, schema.id, schema.guid, schema.text if schema.id is None else None)
+        return self._get(key, lambda: int(self.backend._fetch_version_of(subject, schema)))
+
     def lookup(self, key) -> Schema:
         schema = self._by_key.get(key)
         if schema is not None:
@@ -304,7 +316,7 @@ class CachingRegistry(SchemaRegistry):
         register = self.backend.register_schema
         text, stype, refs = _registration(schema)
         key = ("register", subject, text, stype, tuple((r.name, r.subject, int(r.version)) for r in refs),
-               bool(normalize))
+               bool(normalize), getattr(schema, "metadata", None), getattr(schema, "rule_set", None))
         return self._get(key, lambda: register(subject, schema, normalize=normalize))
 
     def stats(self) -> CacheStats:

@@ -8,6 +8,7 @@ from registry._base import SchemaRegistry
 from registry._config import RegistryConfig
 from registry._errors import RegistryError, RegistryProtocolError, SchemaNotFound, SchemaParseError
 from registry._http import HttpTransport
+from registry._rules import metadata_of, rule_set_of
 from registry._types import Schema, SchemaReference, schema_type_of
 
 __all__ = ["ConfluentRegistry", "schema_from_document", "IncompatibleSchemaError",
@@ -53,7 +54,7 @@ def schema_from_document(doc: Any, *, schema_id: int | None = None, guid: str | 
                       guid=str(g).lower() if g else None,
                       subject=str(doc["subject"]) if doc.get("subject") is not None else None,
                       version=int(version) if version is not None else None,
-                      references=refs)
+                      references=refs, metadata=metadata_of(doc), rule_set=rule_set_of(doc))
     except (KeyError, TypeError, ValueError) as e:
         raise RegistryProtocolError(f"{where} answer is malformed ({type(e).__name__}: {e})") from e
 
@@ -170,6 +171,7 @@ class ConfluentRegistry(SchemaRegistry):
         if refs:
             body["references"] = [{"name": r.name, "subject": r.subject, "version": int(r.version)}
                                   for r in refs]
+        body.update(_contract_body(schema))
         params = {"normalize": "true"} if normalize else None
         try:
             doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}/versions",
@@ -191,6 +193,26 @@ class ConfluentRegistry(SchemaRegistry):
 
     # -- subject checks (``asyncapi-kafka check``): the same transport, so auth, TLS, retries
     # and URL redaction are those of every other call.
+    def _fetch_latest_with_metadata(self, subject: str, metadata: tuple[tuple[str, str], ...]) -> Schema:
+        params = {"key": [k for k, _ in metadata], "value": [v for _, v in metadata], "deleted": "true"}
+        doc = self._http.get_json(f"{self._prefix}/subjects/{_q(subject)}/metadata", params=params)
+        if isinstance(doc, dict):
+            doc.setdefault("subject", subject)
+        return schema_from_document(doc, where=f"subject {subject!r} with metadata {dict(metadata)}")
+
+    def _fetch_version_of(self, subject: str, schema: Schema) -> int:
+        body: dict[str, Any] = _schema_body(schema.text, schema.schema_type.value)
+        if schema.references:
+            body["references"] = [{"name": r.name, "subject": r.subject, "version": int(r.version)}
+                                  for r in schema.references]
+        body.update(_contract_body(schema))
+        doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}", params={"deleted": "true"},
+                                 body=body).json()
+        try:
+            return int(doc["version"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise RegistryProtocolError("POST /subjects/{s} answered no version") from e
+
     def lookup_schema_under_subject(self, subject: str, text: str,
                                     schema_type: str = "AVRO") -> dict[str, Any] | None:
         """The registered version of ``text`` under ``subject`` (``POST /subjects/{subject}``).
@@ -261,6 +283,17 @@ def _registration(schema: Any) -> tuple[str, str, tuple]:
     stype = str(getattr(raw, "value", raw)).upper()
     stype = {"JSONSCHEMA": "JSON", "PROTO": "PROTOBUF"}.get(stype, stype)
     return text, stype, tuple(getattr(schema, "references", ()) or ())
+
+
+def _contract_body(schema: Any) -> dict[str, Any]:
+    """The ``metadata``/``ruleSet`` members of a registration body, when the schema has them."""
+    out: dict[str, Any] = {}
+    metadata, rule_set = getattr(schema, "metadata", None), getattr(schema, "rule_set", None)
+    if metadata is not None and hasattr(metadata, "to_json"):
+        out["metadata"] = metadata.to_json()
+    if rule_set is not None and hasattr(rule_set, "to_json"):
+        out["ruleSet"] = rule_set.to_json()
+    return out
 
 
 def _schema_body(text: str, schema_type: str) -> dict[str, Any]:

@@ -9,6 +9,8 @@ import dataclasses
 import enum
 import os
 
+from registry._rules import Metadata, RuleSet
+
 __all__ = ["SchemaType", "SchemaReference", "Schema", "Secret", "CacheStats", "schema_type_of"]
 
 
@@ -103,6 +105,10 @@ class Schema:
         dependency order (a schema comes after the schemas it references), so that parsing them
         in this order and then ``text`` always succeeds. The nested schemas carry their own
         ``references`` but an empty ``resolved_references`` (the flat list here covers them).
+    metadata : registry.Metadata or None
+        Confluent data-contract metadata (tags, properties), when the registry gives it.
+    rule_set : registry.RuleSet or None
+        Confluent data-contract rules (``connector.schema.rules`` applies them).
 
     Examples
     --------
@@ -119,12 +125,15 @@ class Schema:
     version: int | None = None
     references: tuple[SchemaReference, ...] = ()
     resolved_references: tuple[tuple[str, "Schema"], ...] = ()
+    metadata: Metadata | None = None
+    rule_set: RuleSet | None = None
 
     def __repr__(self) -> str:
         # Schema texts can be many kilobytes: keep reprs (and so error messages) short.
         return (f"Schema({self.schema_type.value}, id={self.id!r}, guid={self.guid!r}, "
                 f"subject={self.subject!r}, version={self.version!r}, "
-                f"references={len(self.references)}, text={len(self.text)} chars)")
+                f"references={len(self.references)}, text={len(self.text)} chars"
+                + (", ruleSet" if self.rule_set else "") + ")")
 
 
 class Secret:

@@ -80,7 +80,7 @@ def load_document(source, *, base_dir: str | os.PathLike | None = None, allow_re
                                     + ("" if path else " (or a path to an existing file)"))
     resolver = RefResolver(raw, base_dir=os.fspath(base_dir) if base_dir is not None else None,
                            allow_remote_refs=allow_remote_refs, max_bytes=max_bytes, max_ref_depth=max_ref_depth,
-                           ref_root=os.fspath(ref_root) if ref_root is not None else None)
+                           ref_root=os.fspath(ref_root) if ref_root is not None else None, path=path)
     return AsyncApiDocument(raw, resolver, path)
 
 

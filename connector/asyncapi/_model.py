@@ -280,7 +280,9 @@ class AsyncApiDocument:
             out.append(parse(self._get(bindings[proto], ppath), ppath))
         return tuple(out)
 
-    def _message(self, node, path: str, key: str | None, src: Source | None = None) -> Message:
+    def _message(self, node, path: str, key: str | None, src: Source | None = None,
+                 via: tuple[Source, ...] = ()) -> Message:
+        """The message at ``node`` (read from ``src``; reached through the documents ``via``)."""
         msg, msrc, chain = self._follow(node, path, src)
         if not isinstance(msg, dict):
             raise AsyncApiDocumentError("message must be an object", path=path)
@@ -298,9 +300,11 @@ class AsyncApiDocument:
             ppath = join_path(bpath, "pulsar")
             check_empty_pulsar(self._get(bindings["pulsar"], ppath, msrc), ppath, "message")
         ctype = self._str(msg, "contentType", path) or self.default_content_type
+        sources = (self.resolver.main, *via, *(self.resolver.source(k) for k, _ in chain), msrc)
         return Message(key or "message", name, self._str(msg, "title", path), ctype,
                        self._str(msg, "schemaFormat", path), msg.get("payload"), msg.get("headers"), msrc,
-                       kafka, path, frozenset(chain), self._str(msg, "summary", path))
+                       kafka, path, frozenset(chain), self._str(msg, "summary", path),
+                       tuple(dict.fromkeys(sources)))
 
     def _operation_bindings(self, op: dict, path: str) -> KafkaOperationBinding | None:
         bindings, bpath = self._bindings(op, path)
@@ -313,7 +317,10 @@ class AsyncApiDocument:
         return parse_kafka_operation(self._get(bindings["kafka"], kpath), kpath,
                                      lambda n, p: None if n is None else self._get(n, p))
 
-    def _servers_of(self, ch: dict, path: str) -> tuple[str, ...] | None:
+    def _servers_of(self, ch: dict, path: str, borrowed: bool = False) -> tuple[str, ...] | None:
+        """The channel's server names; a channel ``$ref``\\ed from another document (``borrowed``)
+        names that document's servers: those that are not also servers of this document (through
+        a shared file) are left out, and if none is left the channel is not restricted."""
         node = ch.get("servers")
         if node is None:
             return None
@@ -330,27 +337,38 @@ class AsyncApiDocument:
                 name = next((self._server_locs[loc] for loc in chain if loc in self._server_locs), None)
             else:
                 name = None
+            if (name is None or name not in self.servers) and borrowed and is_ref(item):
+                continue
             if name is None or name not in self.servers:
                 raise AsyncApiDocumentError(f"channel refers to an unknown server {item!r} "
                                             f"(servers: {', '.join(self.servers) or 'none'})", path=ipath)
             names.append(name)
+        if borrowed and not names:
+            return None
         return tuple(names)
 
     def _channel2(self, name: str, node) -> None:
         path = join_path("channels", name)
-        ch = self._obj(node, path, "channel")
+        ch, csrc, chain = self._follow(node, path)
+        if not isinstance(ch, dict):
+            raise AsyncApiDocumentError("channel must be an object", path=path)
+        via = tuple(self.resolver.source(k) for k, _ in chain)
         kafka, pulsar = self._channel_bindings(ch, path)
         messages: dict[str, Message] = {}
         for kind, action in (("publish", "receive"), ("subscribe", "send")):
             if ch.get(kind) is None:
                 continue
             opath = join_path(path, kind)
-            op = self._apply_traits(self._obj(ch[kind], opath, "operation"), opath, self.resolver.main)
+            op_node, osrc, ochain = self._follow(ch[kind], opath, csrc)
+            if not isinstance(op_node, dict):
+                raise AsyncApiDocumentError("operation must be an object", path=opath)
+            op = self._apply_traits(op_node, opath, osrc)
+            op_via = via + tuple(self.resolver.source(k) for k, _ in ochain)
             keys = []
             mnode = op.get("message")
             if mnode is not None:
                 mpath = join_path(opath, "message")
-                mobj = self._get(mnode, mpath)
+                mobj, mosrc, _ = self._follow(mnode, mpath, osrc)
                 if isinstance(mobj, dict) and "oneOf" in mobj:
                     one_of = mobj["oneOf"]
                     if not isinstance(one_of, list) or not one_of:
@@ -359,7 +377,7 @@ class AsyncApiDocument:
                 else:
                     items = [(mnode, mpath)]
                 for m, p in items:
-                    message = self._message(m, p, None)
+                    message = self._message(m, p, None, mosrc if m is not mnode else osrc, op_via)
                     existing = messages.get(message.key)
                     if existing is not None and existing.locations & message.locations:
                         keys.append(message.key)
@@ -376,27 +394,28 @@ class AsyncApiDocument:
             self.operations[op_name] = Operation(op_name, action, name, tuple(keys),
                                                  self._operation_bindings(op, opath), opath, op_id)
         self.channels[name] = Channel(name, name, self._parameters(ch, path), messages,
-                                      self._servers_of(ch, path), kafka, pulsar, path,
+                                      self._servers_of(ch, path, csrc is not self.resolver.main), kafka, pulsar, path,
                                       ch.get("description") if isinstance(ch.get("description"), str) else None)
 
     def _channel3(self, name: str, node) -> None:
         path = join_path("channels", name)
-        ch, _, chain = self._follow(node, path)
+        ch, csrc, chain = self._follow(node, path)
         if not isinstance(ch, dict):
             raise AsyncApiDocumentError("channel must be an object", path=path)
+        via = tuple(self.resolver.source(k) for k, _ in chain)
         address = ch.get("address")
         if address is not None and not isinstance(address, str):
             raise AsyncApiDocumentError("address must be a string or null", path=join_path(path, "address"))
         kafka, pulsar = self._channel_bindings(ch, path)
         mpath = join_path(path, "messages")
         messages = {}
-        for key, mnode in self._obj(ch.get("messages"), mpath, "messages", optional=True).items():
-            m = self._message(mnode, join_path(mpath, key), key)
+        for key, mnode in self._obj(ch.get("messages"), mpath, "messages", csrc, optional=True).items():
+            m = self._message(mnode, join_path(mpath, key), key, csrc, via)
             own = ("", ("channels", name, "messages", key))
             messages[key] = with_locations(m, m.locations | {own} |
                                             {(loc[0], loc[1] + ("messages", key)) for loc in chain})
-        channel = Channel(name, address, self._parameters(ch, path), messages, self._servers_of(ch, path),
-                          kafka, pulsar, path,
+        channel = Channel(name, address, self._parameters(ch, path), messages,
+                          self._servers_of(ch, path, csrc is not self.resolver.main), kafka, pulsar, path,
                           ch.get("description") if isinstance(ch.get("description"), str) else None)
         self.channels[name] = channel
         self._channel_locs[("", ("channels", name))] = name
@@ -405,8 +424,10 @@ class AsyncApiDocument:
 
     def _operation3(self, name: str, node) -> None:
         path = join_path("operations", name)
-        op = self._obj(node, path, "operation")
-        op = self._apply_traits(op, path, self.resolver.main)
+        op, osrc, _ = self._follow(node, path)
+        if not isinstance(op, dict):
+            raise AsyncApiDocumentError("operation must be an object", path=path)
+        op = self._apply_traits(op, path, osrc)
         action = self._str(op, "action", path, required=True)
         if action not in ("send", "receive"):
             raise AsyncApiDocumentError(f"action must be 'send' or 'receive', got {action!r}",

@@ -13,7 +13,7 @@ from connector.asyncapi._model import KAFKA_PROTOCOLS, AsyncApiDocument
 from connector.asyncapi._params import check_topic, expand_address
 from connector.asyncapi._readplan import ReadPlan
 from connector.asyncapi._refs import join_path
-from connector.asyncapi._schema import build_key_schema, message_spec
+from connector.asyncapi._schema import build_key_schema, message_spec, with_chain
 from connector.asyncapi._security import kafka_security
 
 
@@ -285,7 +285,7 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
     if srv is not None and registry_url is None and vendor is not Vendor.AWS_GLUE:
         # The binding's MUST NOT protects readers from ids they cannot resolve; a registry
         # given through options resolves them, so this is a warning here and an error at
-        # load() only when no registry is configured at all (see connector.spark._setup).
+        # load() only when no registry is configured at all (see connector.read._setup).
         for m in messages:
             if m.kafka is None:
                 continue
@@ -320,7 +320,8 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
     for m in messages:
         if m.kafka is None or m.kafka.key is None:
             continue
-        spec = lenient(build_key_schema, doc, m.kafka.key, m.source, join_path(m.path, "bindings.kafka.key"))
+        spec = with_chain(doc, m, lenient(build_key_schema, doc, m.kafka.key, m.source,
+                                          join_path(m.path, "bindings.kafka.key")))
         if spec is None:
             continue
         if key_schema is not None and spec != key_schema:

@@ -17,18 +17,28 @@ Rules
   unchecked) and link-local/metadata/unspecified/multicast addresses are refused.
 * A chain of refs longer than ``max_ref_depth`` or revisiting a location is refused.
 
+*The file that holds a ``$ref``* is known by the ``$ref`` object itself: every ``$ref`` of
+every loaded file is filed under its file when the file is parsed (``owner``), so a ``$ref``
+reached through any chain of files (a channel ``$ref``\\ed from another service's document,
+a trait merged into a message, a binding shared from a common folder) resolves from its own
+file, whichever path led to it.
+
 Resolution is lazy: structural parts of a document are followed while the model is
 built, payload schemas only when a plan needs them, so an unreachable remote schema only
-fails the channel that uses it. :meth:`RefResolver.inline` expands schemas, keeping
-recursion finite (see there).
+fails the channel that uses it. :meth:`RefResolver.inline_avro` expands Avro schemas; JSON
+Schema payloads are bundled by the JSON Schema format (``connector.asyncapi._json_refs``
+gives it these files). :meth:`RefResolver.tracing` records the files a schema was read from.
 """
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
+import pathlib
 import re
 import socket
 import urllib.parse
+from collections.abc import Iterator
 
 from connector.errors import AsyncApiDocumentError
 
@@ -54,15 +64,26 @@ def is_ref(node) -> bool:
 
 
 class Source:
-    """One loaded document: the root one, a local file, or a remote URL."""
+    """One loaded document: the root one, a local file, or a remote URL.
 
-    __slots__ = ("key", "root", "base", "remote")
+    ``uri`` is its absolute URI (``file://`` for files; for a root document given as text, the
+    URI of a file in its base directory, or ``""`` without one), the base JSON Schema
+    references inside it resolve against.
+    """
 
-    def __init__(self, key: str, root, base: str | None, remote: bool = False):
+    __slots__ = ("key", "root", "base", "remote", "uri")
+
+    def __init__(self, key: str, root, base: str | None, remote: bool = False, uri: str = ""):
         self.key = key
         self.root = root
         self.base = base  # directory (files) or the URL itself (remote)
         self.remote = remote
+        self.uri = uri
+
+
+def file_uri(path: str) -> str:
+    """``file://`` URI of an absolute path."""
+    return pathlib.Path(path).as_uri()
 
 
 class RefResolver:
@@ -70,7 +91,7 @@ class RefResolver:
 
     def __init__(self, root, *, base_dir: str | None, allow_remote_refs: bool = False,
                  max_bytes: int, max_ref_depth: int = DEFAULT_MAX_REF_DEPTH,
-                 ref_root: str | None = None):
+                 ref_root: str | None = None, path: str | None = None):
         self.base_dir = os.path.realpath(base_dir) if base_dir else None
         # The sandbox for file refs: the document's directory unless widened to an ancestor.
         self.ref_root = os.path.realpath(ref_root) if ref_root else self.base_dir
@@ -83,22 +104,81 @@ class RefResolver:
         self.allow_remote_refs = allow_remote_refs
         self.max_bytes = max_bytes
         self.max_ref_depth = max_ref_depth
-        self.main = Source("", root, self.base_dir)
+        # the root document's own file, when it has one in its base directory
+        self.main_path = os.path.realpath(path) if path and self.base_dir and \
+            os.path.dirname(os.path.realpath(path)) == self.base_dir else None
+        uri = file_uri(self.main_path) if self.main_path else \
+            (file_uri(self.base_dir).rstrip("/") + "/" if self.base_dir else "")
+        self.main = Source("", root, self.base_dir, uri=uri)
         self._cache: dict[str, Source] = {}
+        self._owners: dict[int, Source] = {}
+        self._traces: list[list[Source]] = []
+        self.id_index: dict[str, str] | None = None  # $id -> file, filled by _json_refs on demand
+        self._own(self.main)
+
+    # -- whose $ref is it ---------------------------------------------------------------------
+    def _own(self, source: Source) -> None:
+        """File every ``$ref`` object of ``source`` under it (objects are unique per file:
+        the loader copies shared YAML nodes)."""
+        stack = [source.root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if isinstance(node.get("$ref"), str):
+                    self._owners[id(node)] = source
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+
+    def owner(self, node, fallback: Source) -> Source:
+        """The source a ``$ref`` object was read from (``fallback`` for objects built in memory)."""
+        return self._owners.get(id(node), fallback)
+
+    def file_of(self, node) -> Source | None:
+        """The source a ``$ref`` object was read from, None for objects built in memory."""
+        return self._owners.get(id(node))
+
+    @contextlib.contextmanager
+    def tracing(self) -> Iterator[list[Source]]:
+        """Collect, in order, the sources refs are resolved in and loaded from meanwhile."""
+        trace: list[Source] = []
+        self._traces.append(trace)
+        try:
+            yield trace
+        finally:
+            self._traces.remove(trace)
+
+    def touch(self, source: Source) -> Source:
+        for trace in self._traces:
+            if source not in trace:
+                trace.append(source)
+        return source
+
+    def display(self, source: Source) -> str:
+        """A short name for a source: its path relative to the reference root, or its URL."""
+        if source.remote:
+            return source.key
+        full = self.main_path if source is self.main else source.key
+        if not full:
+            return "(document)"
+        root = self.ref_root or os.path.dirname(full)
+        return os.path.relpath(full, root).replace(os.sep, "/")
 
     # -- single refs ------------------------------------------------------------------
     def target(self, ref: str, src: Source, path: str) -> tuple[Source, tuple[str, ...]]:
-        """Source and pointer tokens a ``$ref`` string designates."""
+        """Source and pointer tokens a ``$ref`` string found in ``src`` designates."""
         doc, _, fragment = ref.partition("#")
+        self.touch(src)
         if doc:
-            src = self._open(doc, src, ref, path)
+            src = self.touch(self._open(doc, src, ref, path))
         return src, _pointer_tokens(fragment, ref, path)
 
     def follow(self, node, src: Source, path: str):
         """Follow ``node`` while it is a ``$ref``; return ``(node, source, locations)``.
 
-        ``locations`` lists every ``(source key, pointer)`` visited, used to recognise
-        the same object reached through different refs.
+        Each ``$ref`` resolves from the file it was read from (``src`` only stands in for
+        objects built in memory). ``locations`` lists every ``(source key, pointer)`` visited,
+        used to recognise the same object reached through different refs.
         """
         seen: list[tuple[str, tuple[str, ...]]] = []
         while is_ref(node):
@@ -106,7 +186,7 @@ class RefResolver:
             if len(seen) >= self.max_ref_depth:
                 raise AsyncApiDocumentError(
                     f"$ref chain deeper than {self.max_ref_depth} at {ref!r}", path=path)
-            src, tokens = self.target(ref, src, path)
+            src, tokens = self.target(ref, self.owner(node, src), path)
             loc = (src.key, tokens)
             if loc in seen:
                 raise AsyncApiDocumentError(f"$ref cycle through {ref!r}", path=path)
@@ -119,19 +199,15 @@ class RefResolver:
         return self.follow(node, src, path)[0]
 
     # -- whole schemas ------------------------------------------------------------------
-    def inline(self, node, src: Source, path: str, *, avro: bool = False):
-        """A copy of ``node`` with every ``$ref`` expanded.
+    def inline_avro(self, node, src: Source, path: str):
+        """A copy of the Avro schema ``node`` with every ``$ref`` expanded.
 
-        Recursion stays finite: for JSON Schema a ref back to a schema being expanded
-        becomes ``{"$ref": "#/$defs/<name>"}`` and the schema is added once under the
-        root's ``$defs``; for Avro a named type already written is referred to by its
-        name, as Avro requires. Output size is capped (refs can form exponential DAGs).
+        A named type already written is referred to by its name afterwards, as Avro requires
+        (so recursion stays finite); a recursive ``$ref`` to anything else is refused. Output
+        size is capped (refs can form exponential DAGs).
         """
         count = 0
-        defs: dict[tuple, str] = {}
-        defs_built: dict[str, object] = {}
-        def_targets: dict[str, tuple] = {}
-        avro_named: dict[tuple, str] = {}
+        named: dict[tuple, str] = {}
 
         def expand(n, s, p, stack, depth):
             nonlocal count
@@ -143,25 +219,24 @@ class RefResolver:
                 raise AsyncApiDocumentError("schema nested too deeply", path=p)
             if is_ref(n):
                 ref = n["$ref"]
+                s = self.owner(n, s)
                 s2, tokens = self.target(ref, s, p)
                 loc = (s2.key, tokens)
                 if len(stack) >= self.max_ref_depth * 8:
                     raise AsyncApiDocumentError(f"$ref nesting deeper than allowed at {ref!r}", path=p)
-                if avro and loc in avro_named:
-                    return avro_named[loc]
+                if loc in named:
+                    return named[loc]
                 if loc in stack:
-                    if avro:
-                        raise AsyncApiDocumentError(
-                            f"recursive $ref {ref!r} does not designate a named Avro type", path=p)
-                    return {"$ref": "#/$defs/" + _def_name(loc, defs, def_targets)}
+                    raise AsyncApiDocumentError(
+                        f"recursive $ref {ref!r} does not designate a named Avro type", path=p)
                 target = _walk(s2.root, tokens, ref, p)
                 if is_ref(target):
                     self.follow(n, s, p)  # a pure chain of refs: refuse cycles and over-long chains
-                if avro and isinstance(target, dict) and target.get("type") in _AVRO_NAMED \
+                if isinstance(target, dict) and target.get("type") in _AVRO_NAMED \
                         and isinstance(target.get("name"), str):
                     # registered before expanding, so recursion inside refers to it by name
                     name, ns = target["name"], target.get("namespace")
-                    avro_named[loc] = f"{ns}.{name}" if isinstance(ns, str) and ns and "." not in name else name
+                    named[loc] = f"{ns}.{name}" if isinstance(ns, str) and ns and "." not in name else name
                 out = expand(target, s2, p, stack + (loc,), depth + 1)
                 siblings = {k: v for k, v in n.items() if k != "$ref"}
                 if siblings and isinstance(out, dict):
@@ -176,35 +251,17 @@ class RefResolver:
             return n
 
         try:
-            result = expand(node, src, path, (), 0)
-            while len(defs_built) < len(defs):
-                for name, loc in list(def_targets.items()):
-                    if name in defs_built:
-                        continue
-                    s2 = self._source_for_key(loc[0])
-                    target = _walk(s2.root, loc[1], "#/" + "/".join(loc[1]), path)
-                    defs_built[name] = expand(target, s2, path, (loc,), 0)
+            return expand(node, src, path, (), 0)
         except RecursionError as e:
             raise AsyncApiDocumentError("schema nested too deeply", path=path) from e
-        if defs_built:
-            if not isinstance(result, dict):
-                raise AsyncApiDocumentError("recursive schema whose root is not an object", path=path)
-            result = dict(result)
-            merged = dict(result.get("$defs") or {})
-            merged.update(defs_built)
-            result["$defs"] = merged
-        return result
 
     # -- loading other documents --------------------------------------------------------------
-    def _source_for_key(self, key: str) -> Source:
-        return self.main if key == "" else self._cache[key]
-
     def _open(self, doc: str, src: Source, ref: str, path: str) -> Source:
         if src.remote and src.base is not None:  # refs inside a fetched document are relative to its URL
             doc = urllib.parse.urljoin(src.base, doc)
         scheme = urllib.parse.urlsplit(doc).scheme.lower()
         if scheme in ("http", "https"):
-            return self._open_remote(doc, ref, path)
+            return self.open_remote(doc, ref, path)
         if scheme and len(scheme) > 1:  # one letter would be a Windows drive: refused below
             raise AsyncApiDocumentError(f"$ref {ref!r} uses unsupported scheme {scheme!r}", path=path)
         return self._open_file(doc, src, ref, path)
@@ -219,7 +276,14 @@ class RefResolver:
         if os.path.isabs(rel) or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
             raise AsyncApiDocumentError(f"$ref {ref!r} is an absolute path; only paths relative to "
                                         "the document are allowed", path=path)
-        full = os.path.realpath(os.path.join(src.base, rel))
+        return self.open_path(os.path.realpath(os.path.join(src.base, rel)), ref, path)
+
+    def open_path(self, full: str, ref: str, path: str) -> Source:
+        """The file at the real path ``full``, if it lies under the reference root."""
+        if self.ref_root is None:
+            raise AsyncApiDocumentError(
+                f"relative file $ref {ref!r} needs the document's directory: load the document "
+                "from a path or pass base_dir=", path=path)
         if os.path.commonpath([full, self.ref_root]) != self.ref_root:
             if self.ref_root == self.base_dir:
                 where = (f"the document's directory {self.ref_root}; widen where refs may reach with "
@@ -227,15 +291,29 @@ class RefResolver:
             else:
                 where = f"the reference root {self.ref_root}"
             raise AsyncApiDocumentError(f"$ref {ref!r} points outside {where}", path=path)
+        if full == self.main_path:
+            return self.main
         if full in self._cache:
             return self._cache[full]
         data = read_file_text(full, max_bytes=self.max_bytes, what=f"$ref {ref!r} ({full})")
         root = parse_referenced(data, full, what=f"$ref {ref!r}", max_bytes=self.max_bytes)
-        source = Source(full, root, os.path.dirname(full))
-        self._cache[full] = source
+        return self.remember(Source(full, root, os.path.dirname(full), uri=file_uri(full)))
+
+    def source(self, key: str) -> Source:
+        """The loaded source with this key (``""``: the root document)."""
+        return self.main if key == "" else self._cache[key]
+
+    def loaded(self) -> list[Source]:
+        """The root document and every document loaded so far."""
+        return [self.main, *self._cache.values()]
+
+    def remember(self, source: Source) -> Source:
+        """Cache a loaded source and file its ``$ref``\\s under it."""
+        self._cache[source.key] = source
+        self._own(source)
         return source
 
-    def _open_remote(self, url: str, ref: str, path: str) -> Source:
+    def open_remote(self, url: str, ref: str, path: str) -> Source:
         if not self.allow_remote_refs:
             raise AsyncApiDocumentError(
                 f"remote $ref {ref!r} is not fetched: pass allow_remote_refs=True to allow "
@@ -245,21 +323,7 @@ class RefResolver:
         data = fetch_remote(url, max_bytes=self.max_bytes, path=path)
         root = parse_referenced(data, urllib.parse.urlsplit(url).path, what=f"$ref {url!r}",
                                 max_bytes=self.max_bytes)
-        source = Source(url, root, url, remote=True)
-        self._cache[url] = source
-        return source
-
-
-def _def_name(loc, defs: dict, def_targets: dict) -> str:
-    if loc in defs:
-        return defs[loc]
-    base = re.sub(r"[^A-Za-z0-9_.-]", "_", loc[1][-1] if loc[1] else "root") or "root"
-    name, i = base, 2
-    while name in def_targets:
-        name, i = f"{base}_{i}", i + 1
-    defs[loc] = name
-    def_targets[name] = loc
-    return name
+        return self.remember(Source(url, root, url, remote=True, uri=url))
 
 
 def _pointer_tokens(fragment: str, ref: str, path: str) -> tuple[str, ...]:

@@ -11,18 +11,23 @@ absent, ``application/vnd.aai.asyncapi`` (``+json/+yaml``),  ``json``
 ``application/vnd.google.protobuf``                          ``protobuf``
 =========================================================  ============
 
-Schema text is made self-contained: local and file ``$ref``\\s are inlined (recursive
-JSON Schemas keep ``$ref: '#/$defs/...'`` where they recurse; Avro named types are
-referred to by name after their first definition).
+Schema text is made self-contained: every ``$ref`` resolves from the file that holds it and
+is inlined. JSON Schemas are bundled by the JSON Schema format, which also follows ``$id``\\s and
+anchors (recursive ones keep ``$ref: '#/$defs/...'`` where they recurse); Avro named types are
+referred to by name after their first definition. Each schema records the files it was read
+from (``SchemaSpec.files``), which ``inspect`` shows.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from connector.errors import AsyncApiDocumentError
 
+from connector.asyncapi import _refs
+from connector.asyncapi._json_refs import bundle_json_payload
 from connector.asyncapi._refs import is_ref, join_path
 
 
@@ -40,12 +45,17 @@ class SchemaSpec:
         Protobuf only: the message to decode (None: the first message of the file).
     schema_format : str or None
         The ``schemaFormat`` string as written in the document.
+    files : tuple of str
+        The files the schema was read from, in the order its ``$ref``\\s reached them: the
+        document, the files a channel or message ``$ref`` led to, then the schema's own files
+        (paths relative to the reference root; URLs for remote refs). Not part of equality.
     """
 
     format: str
     text: str
     message_name: str | None = None
     schema_format: str | None = None
+    files: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,13 @@ def build_schema(doc, node, src, path: str, schema_format: str | None, name_hint
     """A :class:`SchemaSpec` for a payload/headers/key node, resolving ``$ref``\\s as needed."""
     if node is None:
         return None
+    with doc.resolver.tracing() as trace:
+        spec = _build_schema(doc, node, src, path, schema_format, name_hint, force_format)
+    return dataclasses.replace(spec, files=tuple(doc.resolver.display(s) for s in trace))
+
+
+def _build_schema(doc, node, src, path: str, schema_format: str | None, name_hint: str | None,
+                  force_format: str | None) -> SchemaSpec:
     node, src, schema_format, path, fmt_path = _split_multi_format(doc, node, src, path, schema_format)
     fmt = force_format or classify_schema_format(schema_format, fmt_path)
     resolver = doc.resolver
@@ -124,7 +141,10 @@ def build_schema(doc, node, src, path: str, schema_format: str | None, name_hint
         by_lower = {n.lower(): n for n in names}
         message_name = by_lower.get((name_hint or "").lower()) or (names[0] if len(names) == 1 else None)
         return SchemaSpec("protobuf", text, message_name, schema_format)
-    value = resolver.inline(node, src, path, avro=(fmt == "avro"))
+    if fmt == "avro":
+        value = resolver.inline_avro(node, src, path)
+    else:  # the JSON Schema format bundles it: $id, anchors and recursion are its to resolve
+        value = bundle_json_payload(resolver, node, src, path, _refs.MAX_INLINED_NODES)
     if fmt == "avro":
         if isinstance(value, str) and value.strip()[:1] in ("{", "[", '"'):
             try:
@@ -204,7 +224,18 @@ def message_spec(doc, message, call=lambda build, *args, **kw: build(*args, **kw
     payload = call(build_schema, doc, message.payload, message.source, join_path(message.path, "payload"),
                    message.schema_format, message.name or message.key)
     headers = call(build_schema, doc, message.headers, message.source, join_path(message.path, "headers"), None)
-    return MessageSpec(message.key, payload, message.content_type, message.title, headers, message.name)
+    return MessageSpec(message.key, with_chain(doc, message, payload), message.content_type, message.title,
+                       with_chain(doc, message, headers), message.name)
+
+
+def with_chain(doc, message, spec: SchemaSpec | None) -> SchemaSpec | None:
+    """``spec`` whose ``files`` start with the files that led to ``message`` (channel and message
+    ``$ref``\\s), so the chain reads from the document to the schema's last file."""
+    if spec is None:
+        return None
+    files = [doc.resolver.display(s) for s in message.sources]
+    files += [f for f in spec.files if f not in files]
+    return dataclasses.replace(spec, files=tuple(dict.fromkeys(files)))
 
 
 def describe_format(doc, message) -> str | None:

@@ -1,6 +1,7 @@
 """The model's value types: servers, security schemes, channels, parameters, messages, operations."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -82,7 +83,11 @@ class Parameter:
 
 @dataclass(frozen=True, eq=False)
 class Message:
-    """A message; ``payload``/``headers`` are raw nodes resolved against ``source`` when planned."""
+    """A message; ``payload``/``headers`` are raw nodes resolved against ``source`` when planned.
+
+    ``sources``: the documents that led to it, in order (the root document, the files a
+    channel ``$ref`` and the message ``$ref`` reached), for ``inspect``'s chain of files.
+    """
 
     key: str
     name: str | None
@@ -96,6 +101,7 @@ class Message:
     path: str
     locations: frozenset = frozenset()
     summary: str | None = None
+    sources: tuple[Source, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,10 +129,8 @@ class Channel:
 
 
 def rekey(m: Message, key: str) -> Message:
-    return Message(key, m.name, m.title, m.content_type, m.schema_format, m.payload, m.headers, m.source,
-                   m.kafka, m.path, m.locations, m.summary)
+    return dataclasses.replace(m, key=key)
 
 
 def with_locations(m: Message, locations) -> Message:
-    return Message(m.key, m.name, m.title, m.content_type, m.schema_format, m.payload, m.headers, m.source,
-                   m.kafka, m.path, frozenset(locations), m.summary)
+    return dataclasses.replace(m, locations=frozenset(locations))

@@ -26,7 +26,7 @@ from registry import RegistryError, SchemaNotFound, Vendor, make_backend, redact
 
 from connector.asyncapi import plan_read
 from connector.cli._check_kafka import BrokerCheck
-from connector.cli._common import _Report, add_ref_root_argument, open_document
+from connector.cli._common import _Report, add_option_argument, add_ref_root_argument, open_document, option_pairs
 from connector.errors import AsyncApiKafkaError, ConfigError
 from connector.formats import payload_format
 from connector.schema import SchemaRequest, subject_for
@@ -52,8 +52,8 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
                              "topicConfiguration (validated first)")
     parser.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"limit for each broker/registry call (default {DEFAULT_TIMEOUT_S:g})")
-    parser.add_argument("-o", "--option", metavar="KEY=VALUE", action="append", dest="options", default=[],
-                        help="extra librdkafka setting, or schema.registry.* option (repeatable)")
+    add_option_argument(parser, "a source option: kafka.<librdkafka setting> (the prefix may be left out) or "
+                                "schema.registry.*")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON report (results, counts, exit code) instead of text")
     add_ref_root_argument(parser)
@@ -65,16 +65,14 @@ def _usage(message: str) -> int:
 
 
 def _split_options(pairs) -> tuple[dict, dict]:
+    """``-o`` pairs as (librdkafka settings, registry options). The source's spellings work as in
+    ``peek`` and the DataSource (``kafka.security.protocol=SSL``); a bare librdkafka name too."""
     kafka, reg = {}, {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"-o expects KEY=VALUE, got {pair.split('=')[0]!r}")
+    for key, value in option_pairs(pairs).items():
         if key.lower().startswith("schema.registry."):
             reg[key.lower()] = value
         else:
-            kafka[key] = value
+            kafka[key[len("kafka."):] if key.lower().startswith("kafka.") else key] = value
     return kafka, reg
 
 

@@ -1,6 +1,6 @@
-"""What the CLI commands share: loading a document, the ``--ref-root`` argument and the ``check``
-report. Kept apart so that ``inspect`` and
-``check`` (and the broker side of ``check``) import it instead of each other."""
+"""What the CLI commands share: loading a document, the ``--ref-root`` and ``-o KEY=VALUE``
+arguments and the ``check`` report. Kept apart so that ``inspect``, ``check`` (and the broker
+side of ``check``) and ``peek`` import it instead of each other."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +8,9 @@ import json
 import sys
 
 from connector.asyncapi import load_document
-from connector.errors import AsyncApiKafkaError
+from connector.errors import AsyncApiKafkaError, ConfigError
 
-__all__ = ["add_ref_root_argument", "open_document"]
+__all__ = ["add_ref_root_argument", "add_option_argument", "option_pairs", "open_document"]
 
 
 def _err(message: str) -> None:
@@ -22,6 +22,30 @@ def add_ref_root_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ref-root", metavar="DIR", default=None,
                         help="directory relative file $refs may reach (default: the document's "
                              "directory); widen it for documents that share files through ../")
+
+
+def add_option_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-o/--option KEY=VALUE`` (repeatable) into ``args.options``; :func:`option_pairs` splits them."""
+    parser.add_argument("-o", "--option", metavar="KEY=VALUE", action="append", dest="options", default=[],
+                        help=f"{what} (repeatable)")
+
+
+def option_pairs(pairs) -> dict[str, str]:
+    """``["k=v", ...]`` as a dict (the value may contain ``=``); a pair without ``=`` is a ConfigError.
+
+    Examples
+    --------
+    >>> option_pairs(["kafka.bootstrap.servers=h:9092", "kafka.sasl.jaas.config=a=b"])
+    {'kafka.bootstrap.servers': 'h:9092', 'kafka.sasl.jaas.config': 'a=b'}
+    """
+    out = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"-o expects KEY=VALUE, got {pair.split('=')[0]!r}")
+        out[key] = value
+    return out
 
 
 def open_document(path: str, allow_remote_refs: bool = False, ref_root: str | None = None):

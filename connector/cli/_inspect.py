@@ -2,8 +2,9 @@
 
 For each channel: the topic (or the regex of a templated address and its parameters), the
 channel binding (partitions, replicas, topicConfiguration), every message's payload format
-and the Spark schema its payload decodes to, the key schema, the wire format (framing), the
-subject lookup strategy and the consumer group id. Nothing is fetched from the network
+and the Spark schema its payload decodes to, the chain of files that schema came from (when
+``$ref``\\s spread it over several), the key schema, the wire format (framing), the subject
+lookup strategy and the consumer group id. Nothing is fetched from the network
 unless ``--allow-remote-refs`` is given; a schema that cannot be resolved is shown with the
 reason instead of its Spark type, and never stops the listing of the other channels.
 """
@@ -59,7 +60,8 @@ def spark_type_of(spec) -> str:
 
 
 def _schema_entry(spec) -> dict:
-    entry = {"format": spec.format, "schema_format": spec.schema_format, "spark_type": None, "error": None}
+    entry = {"format": spec.format, "schema_format": spec.schema_format, "spark_type": None, "error": None,
+             "files": list(getattr(spec, "files", ()))}
     try:
         entry["spark_type"] = spark_type_of(spec)
     except Exception as e:  # noqa: BLE001 - one bad schema must not hide the others
@@ -205,6 +207,14 @@ def _prose(text: str, indent: int, hang: int = 2) -> list[str]:
                          break_long_words=False, break_on_hyphens=False)
 
 
+def _files_lines(entry: dict | None, indent: int) -> list[str]:
+    """The chain of files a schema came from, when there is more than the document itself."""
+    files = (entry or {}).get("files") or []
+    if len(files) < 2:
+        return []
+    return _prose("from " + " -> ".join(files), indent, 5)
+
+
 def _schema_lines(entry: dict | None, error: str | None, indent: int) -> list[str]:
     if entry is None:
         if error and "allow_remote_refs" in error:
@@ -254,7 +264,7 @@ def render_inspect(report: dict) -> str:
         if c["key"] is not None:
             key = c["key"]
             text = key["spark_type"] if key["spark_type"] else f"? ({key['error']})"
-            lines += _kv("key", f"{text}  [{key['format']}]")
+            lines += _kv("key", f"{text}  [{key['format']}]") + _files_lines(key, 19)
         if c["error"]:
             lines += _prose(f"{'problem':<15}{c['error']}", 4, 15)
         for m in c["messages"]:
@@ -262,6 +272,7 @@ def render_inspect(report: dict) -> str:
             if m["subject"]:
                 head += f"  subject {m['subject']}"
             lines.append(head)
+            lines += _files_lines(m["payload"], 6)
             if not c["error"] or m["payload"] is not None:
                 lines += _schema_lines(m["payload"], m["error"], 6)
     return "\n".join(lines)

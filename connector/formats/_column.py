@@ -1,12 +1,13 @@
 """One column of framed Kafka bytes ⇄ one typed Arrow column: the read core and the write core.
 
-:func:`decode_column` is shared by the ``asyncapi-kafka`` source (``spark/_pipeline.py``) and
+:func:`decode_column` is shared by the ``asyncapi-kafka`` source (``read/_pipeline.py``) and
 ``from_registry``; :func:`encode_column` by the sink's tasks and ``to_registry``. Pure Arrow,
 no pyspark.
 
 Steps: coerce the input to ``binary``, parse the framing (``wireformat.parse_frames``), decode
-grouped by writer schema (or pass the payload through when there is no decoder), and apply
-the tombstone rule: a null input is a null value with no error in every mode, as Spark's own
+grouped by writer schema (or pass the payload through when there is no decoder) — through the
+schema's data-contract rules when the schema layer gave some (``rules``: decryption, migrations,
+conditions, see ``connector.schema.rules``) — and apply the tombstone rule: a null input is a null value with no error in every mode, as Spark's own
 Kafka source gives a delete marker. What a caller does with the errors (FAILFAST,
 PERMISSIVE, DROPMALFORMED, an error struct) stays with the caller.
 """
@@ -83,7 +84,8 @@ class ColumnResult:
 def decode_column(values: pa.Array | pa.ChunkedArray, *, framing: Framing,
                   decoder: "Decoder | MultiDecoder | None", lookup: Callable[[Any], Any] | None = None,
                   headers: pa.Array | None = None, limits: Limits = DEFAULT_LIMITS,
-                  protobuf_indexes: bool = False, is_key: bool = False) -> ColumnResult:
+                  protobuf_indexes: bool = False, is_key: bool = False, rules: Any = None,
+                  topics: Any = None, keys: pa.Array | None = None) -> ColumnResult:
     """Parse and decode one column of Kafka values (or keys).
 
     Parameters
@@ -102,6 +104,13 @@ def decode_column(values: pa.Array | pa.ChunkedArray, *, framing: Framing,
         Parse Confluent's Protobuf message indexes after the id.
     is_key : bool
         Read the key header names of the ``header-*`` framings.
+    rules : connector.schema.rules.ReadRules, optional
+        The data-contract rules to apply (the schema layer's ``value_reading``); a rule's failure
+        is the row's error.
+    topics : str or pa.StringArray, optional
+        The topic of every row (or of each): the rules' subjects (DEKs, migrations).
+    keys : pa.Array, optional
+        The record keys (sent along when a rule routes a record to a dead-letter topic).
 
     Returns
     -------
@@ -125,7 +134,11 @@ def decode_column(values: pa.Array | pa.ChunkedArray, *, framing: Framing,
     parsed = parse_frames(raw, framing, headers=headers, is_key=is_key, limits=limits,
                           protobuf_indexes=protobuf_indexes)
     rescued = None
-    if decoder is not None:
+    if decoder is not None and rules is not None:
+        result = rules.decode(parsed, decoder, lookup if lookup is not None else _no_registry, raw=raw,
+                              topics=topics, keys=keys, headers=headers)
+        out, errors, rescued = result.values, result.errors, result.rescued
+    elif decoder is not None:
         result = decoder.decode(parsed, lookup if lookup is not None else _no_registry)
         out, errors, rescued = result.values, result.errors, result.rescued
     else:
@@ -159,11 +172,14 @@ class EncodedColumn:
         The reason per failed row (a value the schema cannot hold); null elsewhere.
     headers : list of (str, bytes) or None
         The schema-id header every record must carry (``header-*`` framings), else None.
+    dropped : numpy bool array or None
+        Rows a data-contract rule sent to its dead-letter topic: not written, not errors.
     """
 
     values: pa.Array
     errors: pa.Array
     headers: list | None = None
+    dropped: np.ndarray | None = None
 
     @property
     def error_count(self) -> int:
@@ -172,7 +188,8 @@ class EncodedColumn:
 
 def encode_column(values: pa.Array | pa.ChunkedArray, *, encoder: "Encoder | None", framing: Framing,
                   schema_id: Any = None, message_indexes: tuple[int, ...] | None = None,
-                  compression: str | None = None, is_key: bool = False, column: str = "value") -> EncodedColumn:
+                  compression: str | None = None, is_key: bool = False, column: str = "value",
+                  rules: Any = None, topics: Any = None, keys: Any = None) -> EncodedColumn:
     """Encode and frame one column of values (or keys): the write core of the sink and ``to_registry``.
 
     Parameters
@@ -194,6 +211,11 @@ def encode_column(values: pa.Array | pa.ChunkedArray, *, encoder: "Encoder | Non
         Header framings: the key's header names.
     column : str
         Named in structural errors (a missing field of ``value``...).
+    rules : connector.schema.rules.WriteRules, optional
+        The data-contract rules of the schema framed with (``WriterSchema.rules``), applied
+        before framing.
+    topics, keys : optional
+        Each row's topic (str or list; the rules' subjects) and key (dead-letter records).
 
     Returns
     -------
@@ -219,9 +241,14 @@ def encode_column(values: pa.Array | pa.ChunkedArray, *, encoder: "Encoder | Non
         if not pa.types.is_binary(values.type):
             values = values.cast(pa.binary())
         return EncodedColumn(values, pa.nulls(len(values), pa.string()))
-    res = encoder.encode(values, column)
+    dropped = None
+    if rules is not None:
+        outcome = rules.encode(values, encoder, column, topics=topics, keys=keys)
+        res, dropped = outcome.result, (outcome.dropped if outcome.dropped.any() else None)
+    else:
+        res = encoder.encode(values, column)
     if framing is Framing.NONE:
-        return EncodedColumn(res.payloads, res.errors)
+        return EncodedColumn(res.payloads, res.errors, None, dropped)
     framed = frame_payloads(res.payloads, framing, schema_id, message_indexes=message_indexes,
                             compression=compression, is_key=is_key)
-    return EncodedColumn(framed.values, res.errors, framed.headers)
+    return EncodedColumn(framed.values, res.errors, framed.headers, dropped)

@@ -46,6 +46,10 @@ class MultiDecoder:
                 return field
         return None
 
+    def field_for(self, writer, path: tuple = ()) -> str | None:
+        """The output field records of ``writer`` (and message-index path) fill; None: none."""
+        return self._match(next(iter(self.decoders.values())).writer_name(writer, path))
+
     def decode(self, parsed, lookup: Callable[[Any], Any]) -> DecodeResult:
         """Like :meth:`Decoder.decode`, routing each group to the reader of its type."""
         book = RowBook(parsed)

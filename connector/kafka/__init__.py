@@ -1,7 +1,8 @@
 """connector.kafka: the Kafka layer under the Spark source (no pyspark imports).
 
 Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_option`,
-:func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`.
+:func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`,
+:class:`Pushdown` (filters a batch read took over from Spark: topics, partitions, offsets, rows).
 Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
 Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
 :func:`ensure_topics` (``createTopics`` from channel bindings).
@@ -28,9 +29,9 @@ from ._consume import (
 from ._offsets import (
     EARLIEST,
     LATEST,
+    OffsetKind,
     OffsetSpec,
     check_batch_start,
-    offset_spec_from_options,
     parse_offsets_option,
     parse_strategy,
 )
@@ -53,14 +54,16 @@ from ._produce import (
     BatchProducer,
     producer_for,
 )
-from ._reader import DEFAULT_ISOLATION_LEVEL, KafkaOffsetReader, apply_timestamp_results
+from ._reader import DEFAULT_ISOLATION_LEVEL, MAX_TIMESTAMP, KafkaOffsetReader, apply_timestamp_results
+from ._pushdown import Predicate, Pushdown
 from ._sample import sample_tail
 
 __all__ = [
-    "OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "parse_strategy",
+    "OffsetSpec", "OffsetKind", "parse_offsets_option", "parse_strategy",
     "check_batch_start",
     "EARLIEST", "LATEST",
-    "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL",
+    "KafkaOffsetReader", "apply_timestamp_results", "DEFAULT_ISOLATION_LEVEL", "MAX_TIMESTAMP",
+    "Predicate", "Pushdown",
     "OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
     "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
     "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED", "PARTITION_OFFSET_CHANGED",

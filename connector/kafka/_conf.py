@@ -239,7 +239,7 @@ def kafka_conf_from_options(options: Mapping[str, object] | None = None, *,
     for origin in (doc, user):
         for key, value in origin.items():
             if key in refused and not (key == "group.id" and allow_group_id):
-                raise ConfigError(f"Kafka option '{key}' is not supported: {refused[key]}")
+                raise ConfigError(f"option 'kafka.{key}' is not supported: {refused[key]}")
             conf[key] = value
     if conf.get("bootstrap.servers"):
         conf["bootstrap.servers"] = bootstrap_without_credentials(conf["bootstrap.servers"],

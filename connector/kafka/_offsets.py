@@ -13,17 +13,18 @@ option                                 value
                                        record has a timestamp at or after the one asked for
 =====================================  ==============================================
 
-Precedence (as Spark): global timestamp > by-timestamp JSON > offsets.
+Which option wins when several are set (Spark's precedence: global timestamp > by-timestamp JSON >
+offsets) is the option parser's rule (:mod:`connector.options`); this module parses one option.
 """
 from __future__ import annotations
 
+import enum
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from connector.errors import ConfigError
 
-__all__ = ["OffsetSpec", "parse_offsets_option", "offset_spec_from_options", "check_batch_start",
+__all__ = ["OffsetSpec", "OffsetKind", "parse_offsets_option", "check_batch_start",
            "EARLIEST", "LATEST", "STRATEGY_ERROR", "STRATEGY_LATEST"]
 
 #: Sentinels in per-partition offset JSON (Kafka's ListOffsets values).
@@ -36,15 +37,24 @@ _EXAMPLE = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
 _TS_EXAMPLE = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
 
 
+class OffsetKind(str, enum.Enum):
+    """The closed set of offset specs (Spark's Kafka source options)."""
+
+    EARLIEST = "earliest"
+    LATEST = "latest"
+    OFFSETS = "offsets"          # per partition, -2/-1 allowed
+    TIMESTAMP = "timestamp"      # one timestamp for every partition
+    TIMESTAMPS = "timestamps"    # per partition
+
+
 @dataclass(frozen=True)
 class OffsetSpec:
-    """Where a read starts or ends, before it is resolved against the brokers.
+    """Where a read starts or ends, before it is resolved against the brokers: a sealed type,
+    each :class:`OffsetKind` carrying exactly its data (checked at construction).
 
     Attributes
     ----------
-    kind : str
-        ``"earliest"``, ``"latest"``, ``"offsets"`` (per partition), ``"timestamp"`` (one for
-        all partitions) or ``"timestamps"`` (per partition).
+    kind : OffsetKind
     values : tuple of (str, int, int)
         ``(topic, partition, offset_or_timestamp)`` for ``offsets``/``timestamps``, sorted.
     timestamp : int or None
@@ -55,11 +65,19 @@ class OffsetSpec:
         Whether this is an ending spec (unmatched ending timestamps resolve to latest).
     """
 
-    kind: str
+    kind: OffsetKind
     values: tuple[tuple[str, int, int], ...] = ()
     timestamp: int | None = None
     strategy: str = STRATEGY_ERROR
     is_ending: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, OffsetKind):
+            raise TypeError(f"OffsetSpec.kind must be an OffsetKind, got {self.kind!r}")
+        per_partition = self.kind in (OffsetKind.OFFSETS, OffsetKind.TIMESTAMPS)
+        if bool(self.values) != per_partition or (self.timestamp is not None) != (self.kind is OffsetKind.TIMESTAMP):
+            raise ValueError(f"an OffsetSpec of kind {self.kind.value} carries "
+                             f"{'per-partition values' if per_partition else 'a timestamp' if self.kind is OffsetKind.TIMESTAMP else 'nothing'}")
 
     def as_dict(self) -> dict[tuple[str, int], int]:
         """``values`` as a ``{(topic, partition): value}`` dict."""
@@ -122,12 +140,12 @@ def check_batch_start(spec: OffsetSpec) -> OffsetSpec:
 
     Examples
     --------
-    >>> check_batch_start(OffsetSpec("earliest")).kind
+    >>> check_batch_start(OffsetSpec(OffsetKind.EARLIEST)).kind.value
     'earliest'
     """
-    if spec.kind == "latest":
+    if spec.kind is OffsetKind.LATEST:
         raise ConfigError("starting offset can't be latest for batch queries on Kafka")
-    if spec.kind == "offsets":
+    if spec.kind is OffsetKind.OFFSETS:
         for topic, part, off in spec.values:
             if off == LATEST:
                 raise ConfigError(f"starting offsets for {topic}-{part} can't be latest for "
@@ -176,9 +194,9 @@ def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: st
         if v.lower() == "earliest":
             if is_ending:
                 raise ConfigError("ending offset can't be earliest for batch queries on Kafka")
-            return OffsetSpec("earliest", strategy=strategy, is_ending=is_ending)
+            return OffsetSpec(OffsetKind.EARLIEST, strategy=strategy, is_ending=is_ending)
         if v.lower() == "latest":
-            spec = OffsetSpec("latest", strategy=strategy, is_ending=is_ending)
+            spec = OffsetSpec(OffsetKind.LATEST, strategy=strategy, is_ending=is_ending)
             return check_batch_start(spec) if batch and not is_ending else spec
         values = _parse_partition_json(name, v, _EXAMPLE)
         for topic, part, off in values:
@@ -188,10 +206,10 @@ def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: st
             if is_ending and off == EARLIEST:
                 raise ConfigError(f"ending offset for {topic}-{part} can't be earliest for "
                                   "batch queries on Kafka")
-        spec = OffsetSpec("offsets", values, strategy=strategy, is_ending=is_ending)
+        spec = OffsetSpec(OffsetKind.OFFSETS, values, strategy=strategy, is_ending=is_ending)
         return check_batch_start(spec) if batch and not is_ending else spec
     if key in ("startingtimestamp", "endingtimestamp"):
-        return OffsetSpec("timestamp", timestamp=_parse_long(name, value), strategy=strategy,
+        return OffsetSpec(OffsetKind.TIMESTAMP, timestamp=_parse_long(name, value), strategy=strategy,
                           is_ending=is_ending)
     if key in ("startingoffsetsbytimestamp", "endingoffsetsbytimestamp"):
         values = _parse_partition_json(name, str(value).strip(), _TS_EXAMPLE)
@@ -199,38 +217,5 @@ def parse_offsets_option(name: str, value: str, *, is_ending: bool, strategy: st
             if ts < 0:
                 raise ConfigError(f"Invalid value for option '{name}': timestamp {ts} for "
                                   f"{topic}-{part} must be >= 0")
-        return OffsetSpec("timestamps", values, strategy=strategy, is_ending=is_ending)
+        return OffsetSpec(OffsetKind.TIMESTAMPS, values, strategy=strategy, is_ending=is_ending)
     raise ConfigError(f"'{name}' is not a {which} offset option")
-
-
-def offset_spec_from_options(options: Mapping[str, str], *, is_ending: bool,
-                             default: str, batch: bool = False) -> OffsetSpec:
-    """Pick and parse the offset option that applies, with Spark's precedence.
-
-    Parameters
-    ----------
-    options : mapping of str to str
-        Source options; keys are matched case-insensitively.
-    is_ending : bool
-        Look at the ``ending*`` options instead of the ``starting*`` ones.
-    default : str
-        ``"earliest"`` or ``"latest"`` when none of the options is set.
-    batch : bool
-        See :func:`parse_offsets_option`.
-
-    Examples
-    --------
-    >>> offset_spec_from_options({"startingtimestamp": "1000", "startingoffsets": "latest"},
-    ...                          is_ending=False, default="earliest").kind
-    'timestamp'
-    """
-    opts = {str(k).lower(): v for k, v in options.items()}
-    prefix = "ending" if is_ending else "starting"
-    strategy = parse_strategy(opts.get("startingoffsetsbytimestampstrategy"))
-    for suffix in ("timestamp", "offsetsbytimestamp", "offsets"):
-        key = prefix + suffix
-        if opts.get(key) is not None:
-            return parse_offsets_option(key, opts[key], is_ending=is_ending, strategy=strategy,
-                                        batch=batch)
-    return parse_offsets_option(prefix + "offsets", default, is_ending=is_ending,
-                                strategy=strategy, batch=batch)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from connector.errors import DataLossError
@@ -174,7 +174,8 @@ def _part_count(size: int, total: int, min_parts: int) -> int:
 
 def plan_ranges(start: Mapping[TP, int], end: Mapping[TP, int], *,
                 min_partitions: int | None = None,
-                max_records_per_partition: int | None = None) -> list[OffsetRange]:
+                max_records_per_partition: int | None = None,
+                offsets: Sequence[tuple[int, int]] | None = None) -> list[OffsetRange]:
     """Split ``[start, end)`` per partition into read tasks like Spark's calculator.
 
     Parameters
@@ -189,6 +190,9 @@ def plan_ranges(start: Mapping[TP, int], end: Mapping[TP, int], *,
     max_records_per_partition : int, optional
         Spark's ``maxRecordsPerPartition``: each range is first split into
         ``ceil(size / max)`` equal parts; ``min_partitions`` then applies to the result.
+    offsets : sequence of (int, int), optional
+        Half-open offset intervals (pushed ``offset`` filters): each partition's
+        ``[start, end)`` is cut to its overlap with them, possibly into several ranges.
 
     Returns
     -------
@@ -207,8 +211,9 @@ def plan_ranges(start: Mapping[TP, int], end: Mapping[TP, int], *,
         raise ValueError("min_partitions must be positive")
     if max_records_per_partition is not None and max_records_per_partition <= 0:
         raise ValueError("max_records_per_partition must be positive")
-    ranges = [OffsetRange(t, p, start[(t, p)], end[(t, p)])
-              for (t, p) in sorted(set(start) & set(end))]
+    ranges = [OffsetRange(t, p, max(a, start[(t, p)]), min(b, end[(t, p)]))
+              for (t, p) in sorted(set(start) & set(end))
+              for a, b in (offsets if offsets is not None else [(start[(t, p)], end[(t, p)])])]
     ranges = [r for r in ranges if r.size > 0]
     if max_records_per_partition is not None:
         mx = max_records_per_partition

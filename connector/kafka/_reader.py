@@ -14,7 +14,7 @@ from registry import redact_servers, redact_text
 from connector.errors import ConfigError, KafkaReadError
 
 from ._conf import bootstrap_without_credentials, redact_conf
-from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetSpec
+from ._offsets import EARLIEST, LATEST, STRATEGY_LATEST, OffsetKind, OffsetSpec
 from ._transient import GONE_CODES, error_text, is_transient
 
 __all__ = ["KafkaOffsetReader", "apply_timestamp_results"]
@@ -43,6 +43,8 @@ class _Stop(_Retry):
 #: Default isolation level: only committed transactional records are read (and the "latest"
 #: offset is the last stable offset, since ListOffsets honours the consumer's isolation level).
 DEFAULT_ISOLATION_LEVEL = "read_committed"
+#: ListOffsets timestamp asking for the record with the largest timestamp (KIP-734, Kafka 3.0).
+MAX_TIMESTAMP = -3
 
 
 def apply_timestamp_results(requested: Mapping[TP, int], found: Mapping[TP, int], *,
@@ -376,6 +378,35 @@ class KafkaOffsetReader:
         return apply_timestamp_results(req, found, is_ending=is_ending, strategy=strategy,
                                        latest=latest)
 
+    def first_offsets_at(self, tps: Iterable[TP], timestamp_ms: int) -> dict[TP, int | None]:
+        """Where a read of the records at or after ``timestamp_ms`` may start, per partition.
+
+        ``startingOffsetsByTimestamp`` with strategy ``latest`` (:meth:`by_timestamp`): the
+        broker's earliest offset whose timestamp is >= the one given, else the latest offset
+        (nothing to read). Every record before that offset is earlier, timestamps in order or
+        not, so a read from there misses none. A broker that cannot look timestamps up (the
+        librdkafka mock cluster answers "no match" for every time) is caught where it also
+        finds no largest timestamp (ListOffsets ``MAX_TIMESTAMP``) in a non-empty partition:
+        such partitions get None (start where the read would start anyway).
+        """
+        tps = sorted(tps)
+        found = self._list_offsets(tps, timestamp_ms, "looking up offsets by timestamp")
+        unmatched = [tp for tp in tps if found.get(tp, -1) < 0]
+        out: dict[TP, int | None] = dict(apply_timestamp_results(
+            {tp: timestamp_ms for tp in tps}, found, is_ending=False, strategy=STRATEGY_LATEST,
+            latest=self.latest(unmatched) if unmatched else {}))
+        if unmatched:
+            low = self.earliest(unmatched)
+            try:
+                largest = self._list_offsets(unmatched, MAX_TIMESTAMP, "looking up the largest timestamp")
+            except KafkaReadError:  # a broker before Kafka 3.0: its "no match" cannot be checked
+                largest = {}
+            for tp in unmatched:
+                latest = out[tp]
+                if largest.get(tp, -1) < 0 and latest is not None and latest > low[tp]:
+                    out[tp] = None
+        return out
+
     def resolve(self, spec: OffsetSpec, tps: Sequence[TP]) -> dict[TP, int]:
         """Concrete offsets for ``spec`` over ``tps`` (all partitions to read).
 
@@ -385,26 +416,24 @@ class KafkaOffsetReader:
             Per-partition JSON does not name exactly the partitions being read (Spark's rule).
         """
         tps = sorted(tps)
-        if spec.kind == "earliest":
+        if spec.kind is OffsetKind.EARLIEST:
             return self.earliest(tps)
-        if spec.kind == "latest":
+        if spec.kind is OffsetKind.LATEST:
             return self.latest(tps)
-        if spec.kind == "timestamp":
+        if spec.kind is OffsetKind.TIMESTAMP:
             return self.by_timestamp(tps, int(spec.timestamp or 0), is_ending=spec.is_ending,
                                      strategy=spec.strategy)
         given = spec.as_dict()
         if set(given) != set(tps):
             opt = ("ending" if spec.is_ending else "starting") + (
-                "Offsets" if spec.kind == "offsets" else "OffsetsByTimestamp")
+                "Offsets" if spec.kind is OffsetKind.OFFSETS else "OffsetsByTimestamp")
             raise ConfigError(
                 f"If {opt} contains specific offsets, you must specify all TopicPartitions. "
                 "Use -1 for latest, -2 for earliest.\n"
                 f"Specified: {sorted(given)} Assigned: {tps}")
-        if spec.kind == "timestamps":
+        if spec.kind is OffsetKind.TIMESTAMPS:
             return self.by_timestamp(tps, given, is_ending=spec.is_ending,
                                      strategy=spec.strategy)
-        if spec.kind != "offsets":
-            raise ConfigError(f"unknown offset spec kind {spec.kind!r}")
         early = self.earliest([tp for tp in tps if given[tp] == EARLIEST])
         late = self.latest([tp for tp in tps if given[tp] == LATEST])
         return {tp: early.get(tp, late.get(tp, given[tp])) for tp in tps}

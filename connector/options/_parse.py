@@ -22,8 +22,6 @@ from wireformat import Framing
 from connector.formats import EnumRepr, EvolutionMode, Mode
 from connector.errors import ConfigError
 from connector.kafka import (
-    OWNED_KAFKA_SETTINGS,
-    OWNED_PRODUCER_SETTINGS,
     OffsetSpec,
     bootstrap_without_credentials,
     check_batch_start,
@@ -46,8 +44,6 @@ from connector.options._table import (
 
 __all__ = ["SourceOptions", "Secrets", "parse_any", "parse_options", "is_secret_option"]
 
-_USER = "schema.registry.basic.auth.username"
-_PASSWORD = "schema.registry.basic.auth.password"
 # Spark's precedence among the offset options: global timestamp > per-partition timestamps > offsets.
 _PRECEDENCE = ("timestamp", "offsetsbytimestamp", "offsets")
 
@@ -117,6 +113,10 @@ class SourceOptions:
     subject_strategy: str | None = None
     schema_message: str | None = None
     registry: tuple[tuple[str, str], ...] = ()       # schema.registry.* without secrets
+    rules_enabled: bool = default_of("rules_enabled")
+    rules: tuple[tuple[str, str], ...] = ()          # rules.<kms setting> without secrets
+    dlq_topic: str | None = None
+    use_latest_with_metadata: tuple[tuple[str, str], ...] = ()
     max_record_bytes: int = default_of("max_record_bytes")
     max_decompressed_bytes: int = default_of("max_decompressed_bytes")
     max_collection_items: int = default_of("max_collection_items")
@@ -144,6 +144,13 @@ class SourceOptions:
         out.update({k: v for k, v in self.secrets.items if k.startswith("schema.registry.")})
         return out
 
+    def rule_settings(self) -> dict[str, str]:
+        """``rules.<kms setting>`` options including secrets (names without ``rules.``): only for
+        building a KMS client, never for printing."""
+        out = dict(self.rules)
+        out.update({k[len("rules."):]: v for k, v in self.secrets.items if k.startswith("rules.")})
+        return out
+
     def for_scope(self, *, streaming: bool | None = None, direction: str = "read") -> SourceOptions:
         """These options checked for one kind of job, offset defaults resolved.
 
@@ -159,7 +166,7 @@ class SourceOptions:
         Examples
         --------
         >>> opts = parse_any({"asyncapi": "doc.yaml", "channel": "orders"})
-        >>> opts.for_scope(streaming=True).starting.kind
+        >>> opts.for_scope(streaming=True).starting.kind.value
         'latest'
         """
         if direction not in ("read", "write"):
@@ -169,10 +176,6 @@ class SourceOptions:
             raise ValueError(f"options already scoped for streaming={self.streaming}")
         for key in self.given:
             _check_scope(_option(key), direction, streaming)
-        owned = OWNED_PRODUCER_SETTINGS if direction == WRITE else OWNED_KAFKA_SETTINGS
-        for setting in sorted(self.kafka_settings()):
-            if setting in owned:
-                raise ConfigError(f"option 'kafka.{setting}' is not supported: {owned[setting]}")
         starting, ending = self.starting, self.ending
         if direction == "read" and streaming is False:
             starting = check_batch_start(starting or _default(False, BATCH_START, self.timestamp_strategy))
@@ -215,6 +218,10 @@ def is_secret_option(key: str) -> bool:
     if key.startswith("kafka."):
         return is_secret_setting(key[len("kafka."):])
     opt = lookup(key)
+    if opt is not None and opt.field == "rules":
+        from connector.schema.rules import is_secret_rule_option
+
+        return is_secret_rule_option(key[len("rules."):])
     return opt is not None and opt.secret
 
 
@@ -245,13 +252,9 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
     <Mode.PERMISSIVE: 'PERMISSIVE'>
     """
     opts = {str(k).lower(): str(v) for k, v in raw.items() if k is not None and v is not None}
-    # schema.registry.basic.auth.username/password are combined by RegistryConfig.from_options
-    # (one parser for the source, the column functions and the CLI); check the pair now.
-    if (opts.get(_USER) is None) != (opts.get(_PASSWORD) is None):
-        raise ConfigError(f"options '{_USER}' and '{_PASSWORD}' go together")
     fields: dict[str, Any] = {}
     collected: dict[str, dict[str, Any]] = {"kafka": {}, "registry": {}, "channel_params": {}, "starting": {},
-                                            "ending": {}}
+                                            "ending": {}, "rules": {}}
     secrets: dict[str, str] = {}
     given: set[str] = set()
     for key, value in opts.items():
@@ -273,6 +276,11 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
             collected["channel_params"][key[len(opt.prefix or ""):]] = value
         elif opt.field == "registry":
             (secrets if opt.secret else collected["registry"])[key] = value
+        elif opt.field == "rules":
+            if is_secret_option(key):
+                secrets[key] = value
+            else:
+                collected["rules"][key[len("rules."):]] = value
         elif not value.strip():
             continue  # an empty option is an unset one
         elif opt.field in ("starting", "ending"):
@@ -288,7 +296,9 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
         raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
     chosen = [n for n, on in (("auto.register.schemas", fields.get("auto_register")),
                               ("use.latest.version", fields.get("use_latest_version")),
-                              ("use.schema.id", fields.get("use_schema_id") is not None)) if on]
+                              ("use.schema.id", fields.get("use_schema_id") is not None),
+                              ("use.latest.with.metadata", direction == "write" and
+                               bool(fields.get("use_latest_with_metadata")))) if on]
     if len(chosen) > 1:
         raise ConfigError(f"options {' and '.join(repr(c) for c in chosen)} each choose the schema to write "
                           "with; give one")
@@ -303,6 +313,7 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
         channel_params=tuple(sorted(collected["channel_params"].items())),
         kafka=tuple(sorted(collected["kafka"].items())),
         registry=tuple(sorted(collected["registry"].items())),
+        rules=tuple(sorted(collected["rules"].items())),
         given=tuple(sorted(given)),
         direction=direction or "read",
         secrets=Secrets(tuple(sorted(secrets.items()))),
@@ -320,7 +331,7 @@ def parse_options(raw: Mapping[Any, Any], *, streaming: bool | None = False,
     Examples
     --------
     >>> opts = parse_options({"asyncapi": "doc.yaml", "channel": "orders", "mode": "permissive"})
-    >>> str(opts.mode), opts.starting.kind, opts.ending.kind
+    >>> str(opts.mode), opts.starting.kind.value, opts.ending.kind.value
     ('PERMISSIVE', 'earliest', 'latest')
     """
     if direction not in ("read", "write"):

@@ -199,6 +199,21 @@ def schema_id_or_uuid(opt: Option, value: str) -> str:
                           f"got {sid!r}") from None
 
 
+def metadata_pairs(opt: Option, value: str) -> tuple[tuple[str, str], ...]:
+    """``use.latest.with.metadata``: a JSON object or ``key=value,key=value`` → sorted pairs."""
+    import json
+
+    v = value.strip()
+    try:
+        doc = json.loads(v) if v.startswith("{") else dict(p.split("=", 1) for p in v.split(",") if p.strip())
+    except ValueError:
+        raise ConfigError(f"option '{opt.key}' must be a JSON object or key=value pairs separated by commas, "
+                          f"got {value!r}") from None
+    if not isinstance(doc, dict) or not doc:
+        raise ConfigError(f"option '{opt.key}' must name at least one metadata property")
+    return tuple(sorted((str(k).strip(), str(val).strip()) for k, val in doc.items()))
+
+
 def offsets(is_ending: bool) -> Parser:
     """An offset option of Spark's Kafka source, parsed for any kind of read; the batch-only
     rules (no ``latest`` start) are applied when the scope is known (``for_scope``)."""
@@ -323,6 +338,22 @@ OPTIONS: tuple[Option, ...] = (
        "messages; without it such a schema fails at `load()` with the list of names. Records written as another "
        "message are row errors."),
     *(_reg(o) for o in REGISTRY_OPTIONS),
+    # -- data contracts (connector.schema.rules) --
+    _o("rules.enabled", boolean, ALL, "rules_enabled", "true",
+       "Apply the data-contract rules of registered schemas (field and payload encryption, CEL conditions and "
+       "transforms, migrations); `false` reads and writes the bytes as they are, and says so in the log."),
+    _o("use.latest.with.metadata", metadata_pairs, ALL, "use_latest_with_metadata", "", doc=
+       "Reads: the reader is the subject's latest version whose metadata properties hold these "
+       "(`major_version=2` or JSON); writes: encode with, and frame with the id of, that version."),
+    _o("rules.dlq.topic", text, ALL, "dlq_topic", "",
+       "Dead-letter topic of rules whose `onFailure` is DLQ (else the rule's `dlq.topic` parameter)."),
+    _o("rules.<kms setting>", raw, ALL, "rules", "",
+       "KMS settings and credentials for encryption rules, under confluent-kafka's rule-config names: "
+       "`rules.secret` (local KMS), `rules.access.key.id`/`rules.secret.access.key`/`rules.profile`/`rules.role.arn` "
+       "(AWS), `rules.tenant.id`/`rules.client.id`/`rules.client.secret` (Azure), `rules.account.type`/"
+       "`rules.client.email`/`rules.private.key.id`/`rules.private.key` (GCP), `rules.token`/`rules.namespace` "
+       "(Vault). Unset: each cloud's default credential chain. Names holding `secret`, `token`, `password` or "
+       "`private.key` are secrets."),
     _o("limits.maxRecordBytes", integer(1), READ, "max_record_bytes", str(DEFAULT_LIMITS.max_record_bytes),
        "Records larger than this are errors."),
     _o("limits.maxDecompressedBytes", integer(1), READ, "max_decompressed_bytes",
@@ -349,7 +380,7 @@ OPTIONS: tuple[Option, ...] = (
 
 _BY_KEY = {o.key: o for o in OPTIONS if o.prefix is None}
 #: Fields several options fill together (their defaults are the empty collection / None).
-COLLECTED = frozenset({"kafka", "registry", "channel_params", "starting", "ending"})
+COLLECTED = frozenset({"kafka", "registry", "channel_params", "starting", "ending", "rules"})
 _BY_FIELD = {o.field: o for o in OPTIONS if o.field is not None and o.field not in COLLECTED}
 _FAMILIES = tuple(o for o in OPTIONS if o.prefix is not None)
 

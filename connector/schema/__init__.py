@@ -20,19 +20,24 @@ from connector.schema._readers import (
     decoder_for,
     is_string_schema,
     key_reading,
+    ValueReading,
     reader_schemas,
     value_decoder,
+    value_reading,
 )
 from connector.schema._request import InlineSchema, Registration, SchemaRequest
 from connector.schema._subjects import record_name, strategy_for, subject_for
 from connector.schema._writers import WriterSchema, document_value_schema, key_writer, value_writer
+from connector.schema import rules
 
 __all__ = [
     "SchemaRequest", "Registration", "InlineSchema",
     # reads
-    "reader_schemas", "value_decoder", "key_reading", "KeyReading", "decoder_for", "is_string_schema", "Sample",
+    "reader_schemas", "value_decoder", "value_reading", "ValueReading", "key_reading", "KeyReading", "decoder_for", "is_string_schema", "Sample",
     # writes
     "value_writer", "key_writer", "WriterSchema", "document_value_schema",
     # subjects
     "subject_for", "record_name", "strategy_for",
+    # data contracts (the rules applied on read and write)
+    "rules",
 ]

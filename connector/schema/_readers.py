@@ -5,6 +5,8 @@
 reader schema (first that applies) when
 ================================  =============================================================
 the inline schema                  ``from_registry(schema=...)``
+the subject's latest version with  ``use.latest.with.metadata`` (subject: ``schema.subject`` or the
+these metadata properties          strategy's subject of the topic)
 a registry schema by id            ``schema.id`` / ``schema_id=``
 a registry subject's version       ``schema.subject`` (+ ``schema.version``) / ``subject=``
 the document's payload schemas     the channel's messages (several: one struct field each)
@@ -15,6 +17,10 @@ the subject's latest version       a registry framing, one topic, the subject st
 Protobuf message (a ``.proto`` may declare several): ``schema.message`` / ``message=``, else the
 one the document names, else the only top-level message, else the one every sampled record's
 message-index path names; otherwise ``load()`` fails and lists the names.
+
+Data contracts (:mod:`connector.schema._contracts`): :func:`value_reading` also gives the rules
+the read applies — a registry reader's own (as confluent-kafka's deserializer with
+``use.latest.version`` / ``use.latest.with.metadata`` / ``use.schema.id``), else each writer's.
 """
 from __future__ import annotations
 
@@ -39,16 +45,17 @@ from connector.formats import (
     schema_format,
 )
 from connector.formats.protobuf import compile_proto
+from connector.schema._contracts import log_disabled, read_rules
 from connector.schema._request import SchemaRequest
-from connector.schema._subjects import subject_for
+from connector.schema._subjects import strategy_for, subject_for
 
 if TYPE_CHECKING:
     from registry import RegistryConfig
 
     from connector.asyncapi import ReadPlan
 
-__all__ = ["reader_schemas", "value_decoder", "key_reading", "KeyReading", "is_string_schema", "Sample",
-           "decoder_for"]
+__all__ = ["reader_schemas", "value_decoder", "value_reading", "ValueReading", "key_reading", "KeyReading",
+           "is_string_schema", "Sample", "decoder_for"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -62,6 +69,14 @@ def reader_schemas(request: SchemaRequest, *, plan: ReadPlan | None, registry: R
     table; an empty dict means no schema at all (the value stays binary)."""
     if request.inline is not None:
         return {None: request.inline}
+    if request.use_latest_with_metadata:
+        if registry is None:
+            raise ConfigError("'use.latest.with.metadata' chooses the reader from a schema registry: set "
+                              "'schema.registry.url'")
+        from registry import client_for
+
+        return {None: client_for(registry).get_latest_with_metadata(_reader_subject(request, plan),
+                                                                    request.use_latest_with_metadata)}
     if request.pinned:
         if registry is None:
             raise ConfigError("a reader schema pinned by id or subject ('schema.id'/'schema.subject', "
@@ -91,24 +106,81 @@ def reader_schemas(request: SchemaRequest, *, plan: ReadPlan | None, registry: R
     return {}
 
 
-def value_decoder(request: SchemaRequest, *, plan: ReadPlan | None, registry: RegistryConfig | None,
-                  framing: Framing, sample: Sample | None = None) -> Decoder | MultiDecoder | None:
-    """The value decoder of a read (None: no schema, the value stays binary)."""
+def _reader_subject(request: SchemaRequest, plan: ReadPlan | None) -> str:
+    """The subject a registry reader comes from: the pinned one, else the strategy's of the topic."""
+    if request.subject:
+        return request.subject
+    if plan is None or not plan.topics or len(plan.topics) != 1:
+        raise ConfigError("'use.latest.with.metadata' needs one subject: pin it with 'schema.subject' "
+                          "(subject=), or read a channel of one topic")
+    return subject_for(request, plan, None, plan.topics[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueReading:
+    """How a read turns record values into the ``value`` column: the decoder and the rules."""
+
+    decoder: Decoder | MultiDecoder | None
+    rules: Any = None   # connector.schema.rules.ReadRules
+
+
+def _reader_conf(request: SchemaRequest, readers: dict, plan: ReadPlan | None) -> dict[str, Any] | None:
+    """The reader choice as confluent-kafka deserializer settings; None when it is not a registry schema."""
+    if request.inline is not None or len(readers) != 1:
+        return None
+    (reader,) = readers.values()
+    if request.use_latest_with_metadata:
+        return {"use.latest.with.metadata": request.use_latest_with_metadata}
+    if request.pinned:
+        if request.subject and request.version is None:
+            return {"use.latest.version": True}
+        return {"use.schema.id": reader.id} if getattr(reader, "id", None) is not None else None
+    if plan is not None and any(m.payload is not None for m in plan.value_messages):
+        return None
+    return {"use.latest.version": True}
+
+
+def value_reading(request: SchemaRequest, *, plan: ReadPlan | None, registry: RegistryConfig | None,
+                  framing: Framing, sample: Sample | None = None, topic: str | None = None) -> ValueReading:
+    """The value decoder of a read (None: no schema, the value stays binary) and its data-contract
+    rules (None: none can apply). ``topic``: the one topic every record comes from, when known."""
     readers = reader_schemas(request, plan=plan, registry=registry, framing=framing)
     options = request.decode_options()
+    decoder: Decoder | MultiDecoder | None
     if len(readers) > 1:
         # each documented message reads its own Protobuf message; schema.message fills in where
         # the document names none
-        return build_multi_decoder({str(k): v for k, v in readers.items()}, options=options,
-                                   messages={str(k): _message(v, request, framing, sample, several=True)
-                                             for k, v in readers.items()})
-    if readers:
+        decoder = build_multi_decoder({str(k): v for k, v in readers.items()}, options=options,
+                                      messages={str(k): _message(v, request, framing, sample, several=True)
+                                                for k, v in readers.items()})
+    elif readers:
         (reader,) = readers.values()
-        return build_decoder(reader, options=options, fmt=request.fmt,
-                             message=_message(reader, request, framing, sample))
-    if plan is not None:
-        log.warning("channel %s: no schema in the document or the registry; 'value' stays binary", plan.channel)
-    return None
+        decoder = build_decoder(reader, options=options, fmt=request.fmt,
+                                message=_message(reader, request, framing, sample))
+    else:
+        if plan is not None:
+            log.warning("channel %s: no schema in the document or the registry; 'value' stays binary", plan.channel)
+        return ValueReading(None)
+    log_disabled(request.contract, "this read")
+    conf = _reader_conf(request, readers, plan)
+    (reader,) = readers.values() if len(readers) == 1 else (None,)
+    topic = topic or (plan.topics[0] if plan is not None and plan.topics and len(plan.topics) == 1 else None)
+    subject = request.subject or (subject_for(request, plan, reader, topic) if topic and
+                                  _strategy_is_topical(request, plan) else None)
+    rules = read_rules(request.contract, registry=registry, framing=framing, fmt=decoder.fmt, reader=reader,
+                       reader_conf=conf, subject=subject, strategy=strategy_for(request, plan),
+                       message=getattr(decoder, "message", None))
+    return ValueReading(decoder, rules)
+
+
+def _strategy_is_topical(request: SchemaRequest, plan: ReadPlan | None) -> bool:
+    return strategy_for(request, plan) in ("TopicNameStrategy", "SimpleTopicNameStrategy")
+
+
+def value_decoder(request: SchemaRequest, *, plan: ReadPlan | None, registry: RegistryConfig | None,
+                  framing: Framing, sample: Sample | None = None) -> Decoder | MultiDecoder | None:
+    """The value decoder of a read (None: no schema, the value stays binary)."""
+    return value_reading(request, plan=plan, registry=registry, framing=framing, sample=sample).decoder
 
 
 def decoder_for(schema: Any, request: SchemaRequest = SchemaRequest()) -> Decoder:
@@ -123,17 +195,27 @@ class KeyReading:
 
     decoder: Decoder | None = None   # the document's key schema
     as_string: bool = False          # a plain-string key schema: UTF-8 text, not decoded
+    rules: Any = None                # connector.schema.rules.ReadRules of keys (writers' own rules)
 
 
-def key_reading(request: SchemaRequest, *, plan: ReadPlan, enabled: bool = True) -> KeyReading:
+def key_reading(request: SchemaRequest, *, plan: ReadPlan, enabled: bool = True,
+                registry: RegistryConfig | None = None, framing: Framing = Framing.NONE) -> KeyReading:
     """The key of a read: decoded with the channel's key schema (``key.decode``), text for a
-    plain-string key schema, else bytes. ``schema.message`` names the value's message only."""
+    plain-string key schema, else bytes. ``schema.message`` names the value's message only.
+    Framed keys apply their writers' data-contract rules."""
     spec = plan.key_schema
     if not enabled or spec is None:
         return KeyReading()
     if is_string_schema(spec):
         return KeyReading(as_string=True)
-    return KeyReading(build_decoder(spec, options=request.decode_options()))
+    decoder = build_decoder(spec, options=request.decode_options())
+    topic = plan.topics[0] if plan.topics and len(plan.topics) == 1 else None
+    subject = subject_for(request, plan, spec, topic, is_key=True) if topic and \
+        strategy_for(request, plan, True) in ("TopicNameStrategy", "SimpleTopicNameStrategy") else None
+    rules = read_rules(request.contract, registry=registry, framing=framing, fmt=decoder.fmt, reader=None,
+                       reader_conf=None, subject=subject, strategy=strategy_for(request, plan, True), message=None,
+                       is_key=True)
+    return KeyReading(decoder, rules=rules)
 
 
 def is_string_schema(spec: Any) -> bool:

@@ -15,6 +15,7 @@ from wireformat import DEFAULT_LIMITS, Limits
 from connector.errors import ConfigError
 from connector.formats import DecodeOptions, EncodeOptions, EnumRepr, EvolutionMode
 from connector.formats.core import OptionEnum
+from connector.schema.rules import ContractSettings, KmsSettings
 
 if TYPE_CHECKING:
     from connector.options import SourceOptions
@@ -34,6 +35,8 @@ class Registration(OptionEnum):
     LATEST = "use.latest.version"
     #: ``use.schema.id``: one registered schema, by id (or GUID)
     SCHEMA_ID = "use.schema.id"
+    #: ``use.latest.with.metadata``: the subject's latest version with these metadata properties
+    LATEST_WITH_METADATA = "use.latest.with.metadata"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +90,11 @@ class SchemaRequest:
         How payloads decode (:class:`connector.formats.DecodeOptions`).
     fmt : str or None
         The payload format when neither the inline schema nor the registry says it.
+    contract : connector.schema.rules.ContractSettings
+        Data-contract settings: rules on or off, KMS credentials, the dead-letter topic.
+    use_latest_with_metadata : tuple of (str, str)
+        confluent-kafka's ``use.latest.with.metadata``: reads choose their reader, writes their
+        schema, as the subject's latest version whose metadata properties hold these.
     """
 
     inline: InlineSchema | None = None
@@ -103,6 +111,8 @@ class SchemaRequest:
     recursion_depth: int = 0
     limits: Limits = DEFAULT_LIMITS
     fmt: str | None = None
+    contract: ContractSettings = ContractSettings()
+    use_latest_with_metadata: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.schema_id is not None and self.subject:
@@ -113,6 +123,7 @@ class SchemaRequest:
         """The request of a source or sink job (its typed options)."""
         registration = (Registration.AUTO_REGISTER if opts.auto_register else
                         Registration.LATEST if opts.use_latest_version else
+                        Registration.LATEST_WITH_METADATA if opts.use_latest_with_metadata else
                         Registration.SCHEMA_ID if opts.use_schema_id is not None else Registration.REGISTERED)
         version = None if opts.schema_version == "latest" else int(opts.schema_version)
         return cls(subject=opts.schema_subject, version=version, schema_id=opts.schema_id,
@@ -121,7 +132,10 @@ class SchemaRequest:
                    evolution=opts.evolution_mode, enum_repr=opts.enum_repr, recursion_depth=opts.recursion_depth,
                    limits=Limits(max_record_bytes=opts.max_record_bytes,
                                  max_decompressed_bytes=opts.max_decompressed_bytes,
-                                 max_collection_items=opts.max_collection_items))
+                                 max_collection_items=opts.max_collection_items),
+                   contract=ContractSettings(enabled=opts.rules_enabled, kms=KmsSettings.of(opts.rule_settings()),
+                                             dlq_topic=opts.dlq_topic),
+                   use_latest_with_metadata=opts.use_latest_with_metadata)
 
     @property
     def pinned(self) -> bool:

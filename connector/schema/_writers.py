@@ -9,6 +9,8 @@ mode                       schema encoded with / id framed with
 ``use.schema.id=N``        the registered schema N (Glue, GUID framings: a UUID; Apicurio
                            framings: a global or content id, as the framing carries) / N
 ``use.latest.version``     the subject's latest (``to_registry``: or given) version / its id
+``use.latest.with.``       the subject's latest version whose metadata properties hold the given
+``metadata``               ones / its id
 ``auto.register.schemas``  the given schema / the id the registry gives it when registered
                            under the subject (idempotent: an existing identical version is reused;
                            an incompatible one fails here, with the registry's 409)
@@ -19,6 +21,8 @@ mode                       schema encoded with / id framed with
 
 The given schema is the inline one, else the channel's message payload (its key schema for
 keys). The subject is the request's, else the strategy's (:mod:`connector.schema._subjects`).
+The registered schema whose id frames the records brings its data-contract rules
+(:attr:`WriterSchema.rules`, :mod:`connector.schema._contracts`).
 """
 from __future__ import annotations
 
@@ -32,8 +36,9 @@ from wireformat import Framing
 
 from connector.errors import ConfigError
 from connector.formats import Encoder, build_encoder, payload_format, schema_format
+from connector.schema._contracts import log_disabled, write_rules
 from connector.schema._request import Registration, SchemaRequest
-from connector.schema._subjects import subject_for
+from connector.schema._subjects import strategy_for, subject_for
 
 if TYPE_CHECKING:
     from registry import RegistryConfig
@@ -62,6 +67,9 @@ class WriterSchema:
         Protobuf: the Confluent message-index path, for the framings that carry one.
     subject, how : str
         Where the id came from (logs, errors).
+    rules : connector.schema.rules.WriteRules or None
+        The data-contract rules of the registered schema framed with (None: it has none, or rules
+        are off).
     """
 
     encoder: Encoder | None
@@ -70,6 +78,7 @@ class WriterSchema:
     message_indexes: tuple[int, ...] | None = None
     subject: str | None = None
     how: str = "document"
+    rules: Any = None
 
     def describe(self) -> str:
         where = f" under subject {self.subject!r}" if self.subject else ""
@@ -107,17 +116,23 @@ def _key_mode(request: SchemaRequest) -> Registration:
 
 def _writer(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryConfig | None, framing: Framing,
             given: Any, topic: str | None, *, is_key: bool) -> WriterSchema:
-    schema, wire_id, subject, how = _resolve(request, plan, registry, framing, given, topic, is_key)
+    schema, wire_id, subject, how, target = _resolve(request, plan, registry, framing, given, topic, is_key)
     if schema is None:
         return WriterSchema(None, framing)
     encoder = build_encoder(schema, fmt=request.fmt, message=request.message, options=request.encode_options())
     indexes = encoder.message_indexes if framing.carries_protobuf_indexes else None
-    return WriterSchema(encoder, framing, wire_id, tuple(indexes) if indexes is not None else None, subject, how)
+    log_disabled(request.contract, "this write")
+    rules = write_rules(request.contract, registry=registry, framing=framing, fmt=encoder.fmt, target=target,
+                        subject=subject if topic is not None or request.subject else None,
+                        strategy=strategy_for(request, plan, is_key), message=encoder.message, is_key=is_key)
+    return WriterSchema(encoder, framing, wire_id, tuple(indexes) if indexes is not None else None, subject, how,
+                        rules)
 
 
 def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryConfig | None, framing: Framing,
-             given: Any, topic: str | None, is_key: bool) -> tuple[Any, int | str | None, str | None, str]:
-    """(schema to encode with, wire id, subject, how): see the module table."""
+             given: Any, topic: str | None, is_key: bool) -> tuple[Any, int | str | None, str | None, str, Any]:
+    """(schema to encode with, wire id, subject, how, the registered schema framed with): see the
+    module table."""
     mode = request.registration
     if framing is Framing.AUTO:
         raise ConfigError("wireFormat 'auto' is for reading; a write needs one framing (the document's "
@@ -126,7 +141,7 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
         if mode is not Registration.REGISTERED:
             raise ConfigError(f"framing 'none' carries no schema id, so '{mode}' does not apply (set a "
                               "registry framing)")
-        return given, None, None, "document"
+        return given, None, None, "document", None
     if registry is None:
         raise ConfigError(f"framing {framing!r} needs a schema registry: set 'schema.registry.url' or the "
                           "server binding's schemaRegistryUrl (or wireFormat=none)")
@@ -135,12 +150,13 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
 
     if mode is Registration.SCHEMA_ID:
         assert request.use_schema_id is not None
-        return (*_pinned(client, framing, request.use_schema_id), None, "use.schema.id")
+        pinned, pinned_id = _pinned(client, framing, request.use_schema_id)
+        return pinned, pinned_id, None, "use.schema.id", pinned
     if framing.id_kind == "global":
         raise ConfigError(f"framing {framing!r} frames Apicurio global ids, which the Confluent-compatible API "
                           "this sink registers and looks up through does not return: set 'use.schema.id' to "
                           "the artifact version's global id (or use apicurio-new / header-apicurio-content)")
-    if given is None and mode is not Registration.LATEST:
+    if given is None and mode not in (Registration.LATEST, Registration.LATEST_WITH_METADATA):
         raise ConfigError(f"no {what} schema to write with: the channel's message has none in the document; set "
                           "'use.latest.version=true' or 'use.schema.id' to write with a registered schema")
     subject = request.subject or subject_for(request, plan, given, topic, is_key=is_key, vendor=registry.vendor)
@@ -153,7 +169,10 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
     if mode is Registration.LATEST:
         schema = client.get_latest(subject) if request.version is None else client.get_version(subject,
                                                                                             request.version)
-        return schema, _wire_id(schema, framing), subject, "use.latest.version"
+        return schema, _wire_id(schema, framing), subject, "use.latest.version", schema
+    if mode is Registration.LATEST_WITH_METADATA:
+        schema = client.get_latest_with_metadata(subject, request.use_latest_with_metadata)
+        return schema, _wire_id(schema, framing), subject, "use.latest.with.metadata", schema
 
     if mode is Registration.AUTO_REGISTER:
         sid = client.register_schema(subject, given, normalize=request.normalize)
@@ -165,7 +184,8 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
         elif framing.has_guid:
             wire = client.get_schema_by_id(int(sid)).guid
         log.info("registered the %s schema under %s: id %s", what, subject, sid)
-        return given, wire, subject, "auto.register.schemas"
+        target = client.get_schema_by_id(int(sid)) if registry.vendor is Vendor.CONFLUENT else None
+        return given, wire, subject, "auto.register.schemas", target
 
     # Default: the given schema must already be registered under the subject.
     fmt = payload_format(schema_format(given, request.fmt))
@@ -178,7 +198,7 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
     for version in sorted(versions, reverse=True)[:_VERSIONS_SCANNED]:
         schema = client.get_version(subject, version)
         if fmt.canonical(schema.text) == want:
-            return given, _wire_id(schema, framing), subject, f"registered version {version}"
+            return given, _wire_id(schema, framing), subject, f"registered version {version}", schema
     raise ConfigError(f"the {what} schema is not registered under subject {subject!r} (versions "
                       f"{versions[-5:]} differ): register it, set 'auto.register.schemas=true', or write "
                       "with 'use.latest.version=true'")

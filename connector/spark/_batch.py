@@ -9,7 +9,8 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from connector.spark._setup import ReadSetup
 
-__all__ = ["BatchReader", "KafkaInputPartition", "read_partition", "offset_specs", "offset_reader"]
+__all__ = ["BatchReader", "PushdownBatchReader", "KafkaInputPartition", "read_partition", "offset_specs",
+           "offset_reader"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -46,8 +47,12 @@ def offset_reader(setup: ReadSetup):
                              retry_interval_s=opts.fetch_retry_interval_ms / 1000.0)
 
 
-def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end: int) -> Iterator[pa.RecordBatch]:
-    """Executor side: consume ``[start, end)`` and yield output batches of the exact Spark schema."""
+def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end: int,
+                   pushdown=None) -> Iterator[pa.RecordBatch]:
+    """Executor side: consume ``[start, end)`` and yield output batches of the exact Spark schema.
+
+    ``pushdown`` (a :class:`connector.kafka.Pushdown`): its offset and timestamp predicates
+    drop rows before they are decoded (the range only bounds where they can be)."""
     from connector.kafka import OffsetRange, read_range
 
     opts = setup.options
@@ -58,13 +63,22 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
                           fail_on_data_loss=opts.fail_on_data_loss,
                           poll_timeout_s=opts.poll_timeout_ms / 1000.0,
                           group_prefix=opts.group_id_prefix):
+        mask = pushdown.row_mask(raw) if pushdown else None
+        if mask is not None:
+            raw = raw.filter(mask)
+            if not raw.num_rows:
+                continue
         out = pipeline.process(raw, lookup)
         if out is not None and out.num_rows:
             yield out
 
 
 class BatchReader(DataSourceReader):
-    """Plans offset ranges like Spark's Kafka source and reads them as Arrow batches."""
+    """Plans offset ranges like Spark's Kafka source and reads them as Arrow batches.
+
+    ``pushdown`` holds the filters a :class:`PushdownBatchReader` took over (none here)."""
+
+    pushdown = None
 
     def __init__(self, setup: ReadSetup):
         self.setup = setup
@@ -75,20 +89,30 @@ class BatchReader(DataSourceReader):
         setup = self.setup
         opts = setup.options
         start_spec, end_spec = offset_specs(setup)
+        pushdown = self.pushdown
         reader = offset_reader(setup)
         try:
-            tps = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)
-            start = reader.resolve(start_spec, tps)
-            end = reader.resolve(end_spec, tps)
+            every = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)
+            tps = _selected(setup, pushdown, every) if pushdown else every
+            start = _resolve(reader, start_spec, tps, every)
+            end = _resolve(reader, end_spec, tps, every)
             earliest = reader.earliest(tps)
+            from_time = _time_starts(reader, pushdown, start, end) if pushdown else {}
         finally:
             reader.close()
         start, end = validate_ranges(start, end, earliest, fail_on_data_loss=opts.fail_on_data_loss)
+        for tp, off in from_time.items():  # the narrower bound wins
+            if tp in start and off is not None:
+                start[tp] = max(start[tp], off)
         ranges = plan_ranges(start, end, min_partitions=opts.min_partitions,
-                             max_records_per_partition=opts.max_records_per_partition)
+                             max_records_per_partition=opts.max_records_per_partition,
+                             offsets=pushdown.offset_intervals() if pushdown else None)
         parts = [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges if r.end > r.start]
         log.info("asyncapi-kafka batch: %d offset range(s), %d record(s) at most", len(parts),
                  sum(p.end - p.start for p in parts))
+        if pushdown:
+            log.info("asyncapi-kafka pushdown: %s -> %d of %d partition(s) planned: %s", pushdown,
+                     len({(p.topic, p.partition) for p in parts}), len(tps), _show_ranges(parts))
         return parts
 
     def read(self, partition):
@@ -96,4 +120,55 @@ class BatchReader(DataSourceReader):
         if not isinstance(partition, KafkaInputPartition):
             return
         p = partition
-        yield from read_partition(self.setup, p.topic, p.partition, p.start, p.end)
+        yield from read_partition(self.setup, p.topic, p.partition, p.start, p.end, self.pushdown)
+
+
+class PushdownBatchReader(BatchReader):
+    """A :class:`BatchReader` that takes over the filters on ``topic``, the address parameters,
+    ``partition``, ``offset`` and ``timestamp`` (see :mod:`connector.kafka._pushdown`) and
+    leaves the others to Spark. Each one it takes is exact: Spark does not evaluate it again.
+
+    Only Spark's filter-pushdown planner gets this reader (:func:`in_pushdown_planner`):
+    PySpark refuses any reader that overrides ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is false."""
+
+    def pushFilters(self, filters):
+        from connector.kafka import Pushdown
+        from connector.spark._pushdown import translate
+
+        pushed, kept = translate(filters, self.setup.plan.param_names)
+        self.pushdown = Pushdown(tuple(p for _, p in pushed))
+        if pushed:
+            log.info("asyncapi-kafka pushdown: taking %s; Spark keeps %d filter(s)", self.pushdown, len(kept))
+        return kept
+
+
+def _selected(setup: ReadSetup, pushdown, tps):
+    """The partitions of the topics and partition numbers the pushed filters select."""
+    plan = setup.plan
+    keep = {t for t in {t for t, _ in tps} if pushdown.selects_topic(t, plan.topic_params(t))}
+    return [(t, p) for t, p in tps if t in keep and pushdown.selects_partition(p)]
+
+
+def _resolve(reader, spec, tps, every) -> dict:
+    """``spec`` over ``tps``; per-partition JSON must still name every partition of the read
+    (Spark's rule), whichever the pushed filters selected."""
+    if spec.kind in ("offsets", "timestamps") and len(tps) != len(every):
+        keep = set(tps)
+        return {tp: v for tp, v in reader.resolve(spec, every).items() if tp in keep}
+    return reader.resolve(spec, tps)
+
+
+def _time_starts(reader, pushdown, start, end) -> dict:
+    """Per partition, the first offset whose timestamp can pass the pushed timestamp filters
+    (None where the broker cannot tell)."""
+    ms = pushdown.timestamp_start_ms()
+    tps = [tp for tp in start if tp in end and end[tp] > start[tp]]
+    if ms is None or not tps:
+        return {}
+    return reader.first_offsets_at(tps, ms)
+
+
+def _show_ranges(parts, limit: int = 20) -> str:
+    shown = ", ".join(f"{p.topic}-{p.partition} [{p.start}, {p.end})" for p in parts[:limit])
+    return shown + (f" and {len(parts) - limit} more" if len(parts) > limit else "") if parts else "nothing to read"

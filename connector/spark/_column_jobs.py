@@ -55,11 +55,14 @@ class DecodeJob:
     protobuf_indexes: bool
     out_type: pa.DataType  # the Arrow type Spark expects back
     limits: Limits = DEFAULT_LIMITS
+    rules: Any = None        # connector.schema.rules.ReadRules
+    topic: str | None = None  # the records' topic, when given as a name
 
-    def run(self, values: pa.Array, headers: pa.Array | None = None) -> pa.Array:
+    def run(self, values: pa.Array, headers: pa.Array | None = None, topics: pa.Array | None = None) -> pa.Array:
         res = decode_column(values, framing=self.framing, decoder=self.decoder,
                             lookup=_lookup_for(self.registry_config), headers=headers,
-                            limits=self.limits, protobuf_indexes=self.protobuf_indexes)
+                            limits=self.limits, protobuf_indexes=self.protobuf_indexes, rules=self.rules,
+                            topics=topics if topics is not None else self.topic)
         if self.mode is Mode.FAILFAST:
             i = first_error_row(res.errors)
             if i is not None:
@@ -96,11 +99,13 @@ class EncodeJob:
     compression: str | None
     mode: Mode
     with_errors: bool
+    topic: str | None = None
 
     def run(self, values: pa.Array) -> pa.Array:
         w = self.writer
         out = encode_column(values, encoder=w.encoder, framing=w.framing, schema_id=w.wire_id,
-                            message_indexes=w.message_indexes, compression=self.compression)
+                            message_indexes=w.message_indexes, compression=self.compression, rules=w.rules,
+                            topics=self.topic)
         i = first_error_row(out.errors) if self.mode is Mode.FAILFAST and out.error_count else None
         if i is not None:
             raise EncodeError(f"to_registry: row {i} of the batch cannot be encoded: {out.errors[i].as_py()}. "

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping
 
+from connector.kafka import EARLIEST, LATEST
+
 __all__ = ["LATEST", "EARLIEST", "to_json", "from_json", "rate_limit", "resolve_start", "hold_back", "TP"]
 
 TP = tuple  # (topic, partition)
-LATEST = -1
-EARLIEST = -2
 
 
 def to_json(offsets: Mapping[TP, int]) -> dict:

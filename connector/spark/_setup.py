@@ -1,212 +1,34 @@
-"""Driver-side setup of a read: document → plan → reader schemas → output schema → pipeline.
-
-Built once per ``DataSource`` instance on the driver, before any task starts, so every bad
-option, unknown channel or unreachable registry fails at ``load()`` with a clear message.
-The result is picklable and travels inside the reader to executors.
-"""
+"""The Spark source's setup: :func:`connector.read.build_setup` (document, plan, schemas, pipeline,
+no pyspark) plus the one thing only Spark needs, the ``StructType`` of the read and the exact
+Arrow form of it that every batch ``read()`` yields must match."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import logging
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
-from wireformat import Framing
-
-from connector.formats import RESCUED_COLUMN, Decoder, EvolutionMode, Mode, MultiDecoder, payload_format
-from connector.errors import ConfigError
-from connector.options import SourceOptions, ValueShape
-from connector.spark._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
-from connector.spark._plan import document_kafka, load_plan, registry_config
+from connector.read import ReadSetup
+from connector.read import build_setup as build_read_setup
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
-    from registry import RegistryConfig
 
-    from connector.asyncapi import ReadPlan
-    from connector.schema import KeyReading, SchemaRequest
+    from connector.options import SourceOptions
 
-__all__ = ["ReadSetup", "build_setup"]
-
-log = logging.getLogger("asyncapi_kafka")
+__all__ = ["ReadSetup", "build_setup", "spark_schema"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ReadSetup:
-    """What a reader needs on the driver and on executors. Secrets stay inside ``options``."""
+def spark_schema(setup: ReadSetup) -> StructType:
+    """The read's Spark schema: the output schema's Arrow types as Spark types."""
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-    options: SourceOptions
-    plan: ReadPlan
-    registry_config: RegistryConfig | None
-    pipeline: Pipeline
-    spark_schema_json: str
-    base_kafka: tuple[tuple[str, str], ...]   # from the document, no secrets
-
-    @property
-    def topics(self) -> tuple[str, ...]:
-        return tuple(self.plan.topics)
-
-    @property
-    def topic_pattern(self) -> str | None:
-        return None if self.plan.topics else self.plan.topic_pattern
-
-    def kafka_conf(self, *, warn: bool = True) -> dict[str, str]:
-        """librdkafka configuration, secrets included: build clients with it, never print it.
-
-        ``warn=False`` on executors: the driver already logged the TLS warnings for this read."""
-        return _kafka_conf(self.options, self.plan, self.base_kafka, warn=warn)
-
-    def lookup(self) -> Callable[[Any], Any]:
-        """Schema lookup by wire-format key, through the per-process cached registry client."""
-        if self.registry_config is None:
-            def no_registry(key):
-                raise ConfigError(
-                    f"record carries schema id {key[1]!r} ({key[0]}) but no schema registry is configured: "
-                    "set 'schema.registry.url' or the server binding's schemaRegistryUrl")
-            return no_registry
-        from registry import client_for
-
-        return client_for(self.registry_config).lookup
-
-    def spark_schema(self) -> StructType:
-        from pyspark.sql.types import StructType
-
-        return StructType.fromJson(json.loads(self.spark_schema_json))
-
-
-def _check_framing(opts: SourceOptions, plan: ReadPlan, framing: Framing, config: RegistryConfig | None) -> None:
-    """Refuse or warn about a framing that cannot work with the registry (or its absence)."""
-    for path, text in plan.warnings:
-        if config is None:
-            raise ConfigError(f"{text}, but no schema registry is configured: set 'schema.registry.url' "
-                              f"(document path {path})")
-        log.warning("document path %s: %s", path, text)
-    if framing is Framing.NONE and config is not None and not opts.wire_format:
-        # A registry alone does not say how ids travel (issue 17); rows that start with a
-        # magic byte get a hint in their error, this says it once per read up front.
-        log.warning("channel %s: a schema registry is configured but the document gives no schema-id "
-                    "framing, so values are read unframed; set the option wireFormat (e.g. confluent) "
-                    "if producers used a registry serializer", plan.channel)
-    if framing not in (Framing.NONE, Framing.AUTO) and config is None:
-        log.info("no schema registry configured for channel %s; framing %s", plan.channel, framing)
-    if opts.evolution_mode is not EvolutionMode.NONE and framing is Framing.NONE:
-        raise ConfigError(f"schemaEvolutionMode={opts.evolution_mode} compares each record's writer schema with "
-                          "the reader's, so it needs schema ids in the records (a registry framing); this "
-                          "channel's framing is none")
-
-
-@dataclasses.dataclass(frozen=True)
-class _Decoders:
-    value: Decoder | MultiDecoder | None
-    key: KeyReading
-    key_framing: Framing
-
-
-def _kafka_conf(opts: SourceOptions, plan: ReadPlan, base_kafka: tuple[tuple[str, str], ...], *,
-                warn: bool) -> dict[str, str]:
-    from connector.kafka import kafka_conf_from_options
-
-    # kafka.security.protocol=PLAINTEXT (say) drops the document's sasl.*/ssl.* settings:
-    # one option to point a read at a local cluster (issue 17).
-    return kafka_conf_from_options(opts.kafka_settings(), plan_config=base_kafka, warn=warn,
-                                   where=f"the document's server for channel '{plan.channel}' gives none")
-
-
-def _decoders(request: SchemaRequest, opts: SourceOptions, plan: ReadPlan, framing: Framing,
-              config: RegistryConfig | None, base_kafka: tuple[tuple[str, str], ...]) -> _Decoders:
-    """Value and key decoders from the schema layer (the one place reads resolve schemas)."""
-    from connector.schema import key_reading, value_decoder
-
-    def sample():  # only called when a multi-message .proto needs records to choose its message
-        from connector.kafka import sample_tail
-
-        for batch in sample_tail(_kafka_conf(opts, plan, base_kafka, warn=False), topics=plan.topics,
-                                 pattern=None if plan.topics else plan.topic_pattern,
-                                 timeout_s=opts.fetch_timeout_ms / 1000, group_prefix=opts.group_id_prefix):
-            yield batch.column("value"), batch.column("headers")
-
-    value = value_decoder(request, plan=plan, registry=config, framing=framing, sample=sample)
-    key = key_reading(request, plan=plan, enabled=opts.decode_key)
-    key_framing = framing if key.decoder is not None and config is not None else Framing.NONE
-    return _Decoders(value=value, key=key, key_framing=key_framing)
-
-
-def _output_schema(opts: SourceOptions, plan: ReadPlan, dec: _Decoders,
-                   schema_id_kind: Literal["long", "string", "none"]) -> StructType:
-    """The exact Spark schema of the read (the pipeline casts every batch to it)."""
-    from pyspark.sql.pandas.types import from_arrow_type
-    from pyspark.sql.types import (
-        ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType,
-    )
-
-    value_type = dec.value.arrow_type if dec.value is not None else pa.binary()
-    key = dec.key
-    key_type = key.decoder.arrow_type if key.decoder is not None else (pa.string() if key.as_string else pa.binary())
-    fields = [StructField("key", from_arrow_type(key_type), True)]
-    if opts.value_shape is ValueShape.FLATTEN and pa.types.is_struct(value_type):
-        fields += [StructField(f.name, from_arrow_type(f.type), True) for f in value_type]
-    else:
-        fields.append(StructField("value", from_arrow_type(value_type), True))
-    fields += [StructField("topic", StringType(), True), StructField("partition", IntegerType(), True),
-               StructField("offset", LongType(), True), StructField("timestamp", TimestampType(), True),
-               StructField("timestampType", IntegerType(), True)]
-    if opts.include_headers:
-        fields.append(StructField("headers", ArrayType(StructType([
-            StructField("key", StringType(), True), StructField("value", BinaryType(), True)]), True), True))
-    if schema_id_kind != "none":
-        fields.append(StructField(SCHEMA_ID_COLUMN, StringType() if schema_id_kind == "string" else LongType(), True))
-    # Address parameters are columns whether or not the read pins them (channel.param.*): the
-    # output schema must not depend on which topics an option happens to select.
-    fields += [StructField(name, StringType(), True) for name in plan.param_names]
-    if opts.mode is Mode.PERMISSIVE:
-        fields += [StructField(ERROR_COLUMN, StringType(), True), StructField(RAW_VALUE_COLUMN, BinaryType(), True)]
-    if opts.evolution_mode is EvolutionMode.RESCUE:
-        fields.append(StructField(RESCUED_COLUMN, StringType(), True))
-    names = [f.name for f in fields]
-    dupes = {n for n in names if names.count(n) > 1}
-    if dupes:
-        raise ConfigError(f"output columns collide: {sorted(dupes)}; use valueShape=struct")
-    return StructType(fields)
+    return from_arrow_schema(setup.output_schema)
 
 
 def build_setup(opts: SourceOptions) -> ReadSetup:
-    """Resolve document, plan and schemas; compute the exact output schema."""
+    """:func:`connector.read.build_setup`, with the pipeline casting to the exact Arrow schema
+    Spark checks yielded batches against (``to_arrow_schema`` of :func:`spark_schema`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from connector.schema import SchemaRequest
-
-    request = SchemaRequest.from_options(opts)
-    plan = load_plan(opts)
-    framing = opts.wire_format or plan.framing()
-    config = registry_config(opts, plan)
-    _check_framing(opts, plan, framing, config)
-    base_kafka = document_kafka(plan)
-    dec = _decoders(request, opts, plan, framing, config, base_kafka)
-    schema_id_kind: Literal["long", "string", "none"] = (
-        "none" if framing is Framing.NONE else "string" if framing.id_text else "long")
-    spark_schema = _output_schema(opts, plan, dec, schema_id_kind)
-
-    names = plan.param_names
-    pipeline = Pipeline(
-        arrow_schema=to_arrow_schema(spark_schema, timezone="UTC"), value_decoder=dec.value,
-        key_decoder=dec.key.decoder, framing=framing, key_framing=dec.key_framing, key_as_string=dec.key.as_string,
-        mode=opts.mode, include_headers=opts.include_headers, value_shape=opts.value_shape,
-        schema_id_kind=schema_id_kind,
-        param_pattern=plan.topic_pattern if names and not plan.topics else None, param_names=names,
-        param_values=tuple((t, tuple(plan.topic_params(t).get(n) for n in names)) for t in plan.topics)
-        if names else (),
-        param_groups=plan.param_groups if names else (), param_given=plan.param_values if names else (),
-        limits=request.limits,
-        protobuf_indexes=_indexed(dec.value) and framing.carries_protobuf_indexes,
-        key_protobuf_indexes=_indexed(dec.key.decoder) and dec.key_framing.carries_protobuf_indexes,
-        rescue=opts.evolution_mode is EvolutionMode.RESCUE,
-    )
-    return ReadSetup(options=opts, plan=plan, registry_config=config, pipeline=pipeline,
-                     spark_schema_json=spark_schema.json(), base_kafka=base_kafka)
-
-
-def _indexed(decoder: Decoder | MultiDecoder | None) -> bool:
-    """Records of this decoder's format carry message-index paths (Protobuf)."""
-    return decoder is not None and payload_format(decoder.fmt).indexed_messages
+    setup = build_read_setup(opts)
+    exact = to_arrow_schema(spark_schema(setup), timezone="UTC")
+    return dataclasses.replace(setup, pipeline=dataclasses.replace(setup.pipeline, arrow_schema=exact))

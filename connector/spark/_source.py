@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource
 
-from connector.options import parse_any
-
 __all__ = ["AsyncApiKafkaDataSource"]
 
 
@@ -40,6 +38,11 @@ class AsyncApiKafkaDataSource(DataSource):
     def _options(self, direction: str = "read"):
         """Every option typed once (offset specs included), for a read or a write (one instance
         serves one of them); batch vs stream is checked by ``for_scope`` without reparsing."""
+        # Imported here: Spark's data source lookup imports this module in a Python worker of its
+        # own just to read name(); the option table pulls in every format, the registry client
+        # and librdkafka (about 0.35 s of the first load(), issue 25).
+        from connector.options import parse_any
+
         if self._parsed is None or self._parsed.direction != direction:
             self._parsed = parse_any(dict(self.options), direction=direction)
         return self._parsed
@@ -58,12 +61,18 @@ class AsyncApiKafkaDataSource(DataSource):
         return dataclasses.replace(self._setup, options=self._options().for_scope(streaming=streaming))
 
     def schema(self):
-        return self._setup_for(None).spark_schema()
+        from connector.spark._setup import spark_schema
+
+        return spark_schema(self._setup_for(None))
 
     def reader(self, schema):
-        from connector.spark._batch import BatchReader
+        from connector.spark._batch import BatchReader, PushdownBatchReader
+        from connector.spark._pushdown import in_pushdown_planner
 
-        return BatchReader(self._setup_for(False))
+        # Only Spark's filter-pushdown planner (spark.sql.python.filterPushdown.enabled=true) may
+        # get a reader that overrides pushFilters: the plain planner refuses one while it is off.
+        cls = PushdownBatchReader if in_pushdown_planner() else BatchReader
+        return cls(self._setup_for(False))
 
     def streamReader(self, schema):
         from connector.spark._stream import StreamReader

@@ -13,6 +13,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows, ReadMinRows,
                                               SupportsTriggerAvailableNow)
 
+from connector.kafka import EARLIEST, LATEST, OffsetKind
 from connector.spark import _offsets as off
 from connector.spark._batch import KafkaInputPartition, offset_reader, offset_specs, read_partition
 from connector.spark._setup import ReadSetup
@@ -54,11 +55,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             start_spec, _ = offset_specs(self.setup)
             tps = self._partitions_now()
             kind = start_spec.kind
-            if kind == "latest":
-                self._initial = off.to_json({tp: off.LATEST for tp in tps})
-            elif kind == "earliest":
-                self._initial = off.to_json({tp: off.EARLIEST for tp in tps})
-            elif kind == "offsets":
+            if kind is OffsetKind.LATEST:
+                self._initial = off.to_json({tp: LATEST for tp in tps})
+            elif kind is OffsetKind.EARLIEST:
+                self._initial = off.to_json({tp: EARLIEST for tp in tps})
+            elif kind is OffsetKind.OFFSETS:
                 # Keep -1/-2 symbolic. Like Spark, the JSON must name every partition read.
                 given = start_spec.as_dict()
                 if set(given) != set(tps):
@@ -78,7 +79,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with no record at or after the timestamp (strategy ``latest``) stay symbolic -1 like a
         ``latest`` start, so a restart before batch 0 completes does not move them forward."""
         reader = self._reader()
-        if spec.kind == "timestamp":
+        if spec.kind is OffsetKind.TIMESTAMP:
             return reader.by_timestamp(tps, int(spec.timestamp or 0), strategy=spec.strategy,
                                        symbolic_latest=True)
         given = spec.as_dict()

@@ -25,6 +25,7 @@ column        meaning
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 
@@ -34,8 +35,8 @@ from wireformat import Framing
 
 from connector.errors import ConfigError
 from connector.options import SourceOptions
-from connector.spark._plan import document_kafka, load_plan
-from connector.spark._plan import registry_config as registry_config_of
+from connector.read import document_kafka, load_plan
+from connector.read import registry_config as registry_config_of
 from connector.spark._write_types import Encoding, EncodingMode, WriteCommit, WriteSetup
 
 __all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
@@ -102,6 +103,12 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
 
     request = SchemaRequest.from_options(opts)
     plan = load_plan(opts, sending=True)
+    if request.contract.enabled:  # a rule's dead-letter records go to the job's own cluster
+        from connector.kafka import OWNED_PRODUCER_SETTINGS, kafka_conf_from_options
+
+        conf = kafka_conf_from_options(opts.kafka_settings(), plan_config=document_kafka(plan, client_id=True),
+                                       owned=OWNED_PRODUCER_SETTINGS, warn=False, require_bootstrap=False)
+        request = dataclasses.replace(request, contract=request.contract.with_producer(conf))
     framing = opts.wire_format or plan.framing()
     registry_config = registry_config_of(opts, plan)
     names = [f.name for f in schema.fields]

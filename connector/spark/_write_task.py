@@ -37,19 +37,24 @@ def _fail_rows(errors: pa.Array, what: str, topic_of) -> None:
                       f"nothing of the batch was written: {shown}")
 
 
-def _encode(enc: Encoding, values: pa.Array, what: str, topic_of) -> tuple[pa.Array, list | None]:
-    """(Kafka bytes, the header every record carries or None): the write core, then this sink's
-    policy for rows the schema cannot hold (the whole batch fails, naming them)."""
+def _encode(enc: Encoding, values: pa.Array, what: str, topic_of, topics=None,
+            keys=None) -> tuple[pa.Array, list | None, np.ndarray | None]:
+    """(Kafka bytes, the header every record carries or None, rows a rule sent to a dead-letter
+    topic or None): the write core, then this sink's policy for rows the schema cannot hold (the
+    whole batch fails, naming them)."""
     from connector.formats import encode_column
 
     w = enc.writer
     if enc.mode is EncodingMode.BYTES or w is None:
-        return encode_column(values, encoder=None, framing=Framing.NONE).values, None
+        return encode_column(values, encoder=None, framing=Framing.NONE).values, None, None
     out = encode_column(values, encoder=w.encoder, framing=w.framing, schema_id=w.wire_id,
                         message_indexes=w.message_indexes, compression=enc.compression, is_key=what == "key",
-                        column=what)
-    _fail_rows(out.errors, what, topic_of)
-    return out.values, out.headers
+                        column=what, rules=w.rules, topics=topics, keys=keys)
+    errors = out.errors
+    if out.dropped is not None:
+        errors = pc.if_else(pa.array(out.dropped), pa.nulls(len(errors), pa.string()), errors)
+    _fail_rows(errors, what, topic_of)
+    return out.values, out.headers, out.dropped
 
 
 def _topics(setup: WriteSetup, batch: pa.RecordBatch):
@@ -128,10 +133,21 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
     def topic_of(i: int) -> str:
         return topics if isinstance(topics, str) else topics[i]
 
-    values, vhdr = _encode(setup.value, _value_array(setup, batch), "value", topic_of)
-    keys, khdr = (None, None)
+    raw_keys = batch.column("key") if setup.key.mode is not EncodingMode.ABSENT else None
+    keys, khdr, kdrop = (None, None, None)
     if setup.key.mode is not EncodingMode.ABSENT:
-        keys, khdr = _encode(setup.key, batch.column("key"), "key", topic_of)
+        keys, khdr, kdrop = _encode(setup.key, batch.column("key"), "key", topic_of, topics)
+    values, vhdr, vdrop = _encode(setup.value, _value_array(setup, batch), "value", topic_of, topics,
+                                  keys if keys is not None else raw_keys)
+    dropped = vdrop if kdrop is None else kdrop if vdrop is None else (vdrop | kdrop)
+    if dropped is not None:  # sent to a dead-letter topic by a data-contract rule: not written here
+        keep = pa.array(~dropped)
+        log.warning("%d record(s) of a batch went to a dead-letter topic and are not written", int(dropped.sum()))
+        batch = batch.filter(keep)
+        values = values.filter(keep)
+        keys = keys.filter(keep) if keys is not None else None
+        if not isinstance(topics, str):
+            topics = [t for t, k in zip(topics, (~dropped).tolist()) if k]
     partitions = None
     if setup.has_partition:
         partitions = pc.fill_null(batch.column("partition").cast(pa.int32()), -1).to_pylist()

@@ -38,19 +38,50 @@ __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 _MODES = (Mode.FAILFAST, Mode.PERMISSIVE)
 
 
+def _split_options(options: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(``schema.registry.*`` settings, the data-contract settings: ``rules.*``,
+    ``use.latest.with.metadata``, ``kafka.*`` for a dead-letter producer)."""
+    registry: dict[str, str] = {}
+    contract: dict[str, str] = {}
+    for k, v in (options or {}).items():
+        key = str(k).strip().lower()
+        if key.startswith("schema.registry."):
+            registry[key] = v
+        elif key.startswith(("rules.", "kafka.")) or key == "use.latest.with.metadata":
+            contract[key] = v
+        else:
+            raise ConfigError(f"unknown option {k!r}: column-function options are the source's "
+                              "'schema.registry.*' settings and the data-contract options ('rules.*', "
+                              "'use.latest.with.metadata', 'kafka.*' for a dead-letter topic)")
+    return registry, contract
+
+
 def _registry_config(options: Mapping[str, str] | None, registry_url: str | None):
     from connector.options import registry_config_for
 
-    merged: dict[str, str] = {}
-    for k, v in (options or {}).items():
-        key = str(k).strip().lower()
-        if not key.startswith("schema.registry."):
-            raise ConfigError(f"unknown option {k!r}: from_registry options are the source's "
-                              "'schema.registry.*' settings")
-        merged[key] = v
+    merged, _ = _split_options(options)
     if registry_url:
         merged["schema.registry.url"] = registry_url
     return registry_config_for(merged)
+
+
+def _contract(options: Mapping[str, str] | None) -> dict:
+    """``SchemaRequest`` fields of the data-contract options, typed by the option table as a job's are
+    (the table's parser wants a document and a channel: placeholders, never read)."""
+    from connector.options import parse_any
+
+    _, contract = _split_options(options)
+    if not contract:
+        return {}
+    from connector.schema import SchemaRequest
+
+    opts = parse_any({"asyncapi": "-", "channel": "-", **contract})
+    req = SchemaRequest.from_options(opts)
+    settings = req.contract
+    conf = opts.kafka_settings()
+    if conf:
+        settings = settings.with_producer(conf)
+    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata}
 
 
 def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest:
@@ -67,11 +98,20 @@ def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest
                          fmt=fmt.lower() if fmt else None, **kw)
 
 
-def _apply(job, col, headers):
+def _apply(job, col, headers, topics=None):
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.pandas.types import from_arrow_type
 
     spark_type = from_arrow_type(job.out_type)
+    if topics is not None:
+        if headers is None:
+            def run_t(values: pa.Array, tops: pa.Array) -> pa.Array:
+                return job.run(values, topics=tops)
+            return arrow_udf(run_t, spark_type)(_col(col), _col(topics))
+
+        def run_ht(values: pa.Array, hdrs: pa.Array, tops: pa.Array) -> pa.Array:
+            return job.run(values, hdrs, topics=tops)
+        return arrow_udf(run_ht, spark_type)(_col(col), _col(headers), _col(topics))
     if headers is None:
         def run(values: pa.Array) -> pa.Array:
             return job.run(values)
@@ -105,7 +145,7 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
                   registry_url: str | None = None, options: Mapping[str, str] | None = None,
                   format: str | None = None, wire_format: str = "confluent",
                   mode: str = "FAILFAST", with_errors: bool = False, message: str | None = None,
-                  headers=None):
+                  headers=None, topic=None):
     """Decode a column of schema-registry framed Kafka bytes into a typed struct column.
 
     Each row's writer schema comes from its frame (looked up in the registry once per
@@ -127,6 +167,8 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     options : dict, optional
         The source's ``schema.registry.*`` settings (auth, TLS, vendor, timeouts...).
         Without any registry setting, every row is read with the inline ``schema`` as writer.
+        Data contracts: ``rules.enabled``, ``rules.<kms setting>`` (e.g. ``rules.secret`` for the
+        local KMS), ``use.latest.with.metadata``, ``rules.dlq.topic`` with ``kafka.bootstrap.servers``.
     format : {"avro", "json", "protobuf"}, optional
         Payload format of an inline ``schema`` (guessed from its text when omitted).
     wire_format : str
@@ -143,6 +185,9 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
         Protobuf: the message to read when the ``.proto`` holds several.
     headers : Column or str, optional
         The Kafka ``headers`` column, required by the ``header-*`` framings.
+    topic : str or Column, optional
+        The records' topic (a name, or a column such as ``topic`` of ``format("kafka")``): the
+        subject of data-contract keys (``<topic>-value``) when ``subject`` is not given.
 
     Returns
     -------
@@ -164,7 +209,7 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     >>> row.value is None, row.error.startswith("unknown magic byte")
     (True, True)
     """
-    from connector.schema import value_decoder
+    from connector.schema import value_reading
 
     mode = Mode.parse(mode, allowed=_MODES)
     framing = _framing_of(wire_format, headers)
@@ -172,8 +217,10 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     if schema is None and config is None:
         raise ConfigError("from_registry needs a reader schema: pass schema=, or schema_id=/subject= "
                           "together with registry_url= (or options={'schema.registry.url': ...})")
-    request = _request(schema, format, message, subject, schema_id, version)
-    decoder = value_decoder(request, plan=None, registry=config, framing=framing)
+    request = _request(schema, format, message, subject, schema_id, version, **_contract(options))
+    reading = value_reading(request, plan=None, registry=config, framing=framing,
+                            topic=topic if isinstance(topic, str) else None)
+    decoder = reading.decoder
     assert decoder is not None  # an inline or pinned reader always decodes
     if with_errors:
         mode = Mode.PERMISSIVE
@@ -182,8 +229,9 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
         out_type = decoder.arrow_type
     job = DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode, with_errors=with_errors,
                     protobuf_indexes=payload_format(decoder.fmt).indexed_messages and framing.carries_protobuf_indexes,
-                    out_type=_spark_arrow(out_type), limits=request.limits)
-    return _apply(job, col, headers)
+                    out_type=_spark_arrow(out_type), limits=request.limits, rules=reading.rules,
+                    topic=topic if isinstance(topic, str) else None)
+    return _apply(job, col, headers, topic if topic is not None and not isinstance(topic, str) else None)
 
 
 def _spark_arrow(t: pa.DataType) -> pa.DataType:
@@ -246,7 +294,8 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
                 normalize: bool = False, registry_url: str | None = None,
                 options: Mapping[str, str] | None = None, format: str | None = None,
                 wire_format: str = "confluent", compression: str | None = None,
-                message: str | None = None, mode: str = "FAILFAST", with_errors: bool = False):
+                message: str | None = None, mode: str = "FAILFAST", with_errors: bool = False,
+                topic: str | None = None):
     """Encode a struct column into schema-registry framed bytes (the dual of :func:`from_registry`).
 
     The result is a binary column ready for Spark's own ``format("kafka")`` sink (as
@@ -295,6 +344,10 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
         (a value the schema cannot hold); PERMISSIVE gives null for such rows.
     with_errors : bool
         Return ``struct<value: binary, error: string>`` (implies PERMISSIVE).
+    topic : str, optional
+        The topic the records are for: the subject of data-contract keys when ``subject`` is not
+        given. The registered schema's rules (encryption, conditions) are applied before framing;
+        ``options`` take the data-contract settings as for :func:`from_registry`.
 
     Returns
     -------
@@ -330,17 +383,23 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
         raise ConfigError("to_registry needs the registry: pass registry_url= or "
                           "options={'schema.registry.url': ...} (or wire_format='none')")
     # schema_id= pins the schema to write with (use.schema.id), as on the sink
+    contract = _contract(options)
+    if contract.get("use_latest_with_metadata"):
+        modes.append(Registration.LATEST_WITH_METADATA)
+    if len(modes) > 1:
+        raise ConfigError(f"to_registry: pick one registration mode, got {[str(m) for m in modes]}")
     request = _request(schema, format, message, subject, None, version,
                        registration=modes[0] if modes else Registration.REGISTERED,
-                       use_schema_id=str(schema_id) if schema_id is not None else None, normalize=normalize)
-    writer = value_writer(request, plan=None, registry=config, framing=framing, topic=None)
+                       use_schema_id=str(schema_id) if schema_id is not None else None, normalize=normalize,
+                       **contract)
+    writer = value_writer(request, plan=None, registry=config, framing=framing, topic=topic)
     if writer.encoder is None:
         raise ConfigError("to_registry needs a schema to encode with: schema=, schema_id= or "
                           "use_latest_version=True with subject=")
     if with_errors:
         mode = Mode.PERMISSIVE
     job = EncodeJob(writer=writer, compression=compression if framing is Framing.GLUE else None, mode=mode,
-                    with_errors=with_errors)
+                    with_errors=with_errors, topic=topic)
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 

@@ -10,6 +10,8 @@ wheel because the ``demo`` and ``sandbox`` commands start these servers at run t
   auto-created topic, no admin APIs).
 - :class:`TansuBroker`: a tansu broker subprocess for admin-API scenarios (CreateTopics with a
   partition count, DeleteTopics, DescribeConfigs); :func:`find_tansu` locates its binary.
+- :class:`NoidaBroker`: a noida-db Kafka broker subprocess, the local peer that looks offsets
+  up by timestamp (ListOffsets by time and ``MAX_TIMESTAMP``), which neither of the others does.
 
 Examples
 --------
@@ -23,6 +25,8 @@ Examples
 """
 from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
 from ._registry_server import RegistryServer
+from ._noida import NoidaBroker, find_noida
 from ._tansu import TansuBroker, find_tansu
 
-__all__ = ["RegistryServer", "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu"]
+__all__ = ["RegistryServer", "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu", "NoidaBroker",
+           "find_noida"]

@@ -2,7 +2,11 @@
 
 Speaks the Confluent REST subset that clients use (including confluent-kafka's own
 ``SchemaRegistryClient`` with ``auto.register.schemas``), Apicurio's v2/v3 ``ids`` endpoints
-and its ``/apis/ccompat/v7`` prefix, with Confluent error bodies and status codes. Fault
+and its ``/apis/ccompat/v7`` prefix, with Confluent error bodies and status codes. Data
+contracts: schemas carry ``metadata`` and ``ruleSet`` (part of a schema's identity, as in
+Confluent's registry), ``GET /subjects/{s}/metadata`` chooses a version by its metadata
+(``use.latest.with.metadata``), and the DEK registry API (``/dek-registry/v1``) keeps KEKs and
+DEKs (:mod:`connector.testing._dek_store`). Fault
 injection (failures, delays, a pause gate, redirects, auth) and request counters make
 client behaviour observable. Standard library only.
 """
@@ -21,6 +25,8 @@ import time
 import urllib.parse
 import uuid
 
+from ._dek_store import DekStore, _Error
+
 __all__ = ["RegistryServer"]
 
 _CCOMPAT = re.compile(r"^/apis/ccompat/v[67](?=/)")
@@ -32,6 +38,17 @@ class _Reply(Exception):
     def __init__(self, status: int, body, headers=None):
         super().__init__(status)
         self.status, self.body, self.headers = status, body, headers or {}
+
+
+def _norm(doc):
+    """A rule set or metadata without empty members (clients send ``[]``/``null``/``false`` for
+    what another omits): what the registry compares."""
+    if isinstance(doc, dict):
+        out = {k: _norm(v) for k, v in doc.items()}
+        return {k: v for k, v in out.items() if v not in (None, [], {}, False)} or None
+    if isinstance(doc, list):
+        return [_norm(v) for v in doc]
+    return doc
 
 
 def _err(status: int, code: int, message: str) -> _Reply:
@@ -47,6 +64,9 @@ class RegistryServer:
         Serve HTTPS with this server-side context.
     apicurio_api_versions : tuple of str
         Which Apicurio native API versions to answer (``("2",)`` mimics an Apicurio 2 server).
+    shared_kek_wrapper : callable, optional
+        ``algorithm -> (key material, wrapped key material)``: makes the DEKs of shared KEKs (a
+        KMS the registry reaches, e.g. ``connector.schema.rules.local_kms_dek_maker(secret)``).
 
     Examples
     --------
@@ -59,7 +79,7 @@ class RegistryServer:
     """
 
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None,
-                 apicurio_api_versions: tuple[str, ...] = ("2", "3")):
+                 apicurio_api_versions: tuple[str, ...] = ("2", "3"), shared_kek_wrapper=None):
         self._ssl = ssl_context
         self.apicurio_api_versions = tuple(apicurio_api_versions)
         self._lock = threading.Condition()
@@ -68,6 +88,7 @@ class RegistryServer:
         self._subjects: dict[str, list[tuple[int, int, int]]] = {}  # subject -> [(version, id, globalId)]
         self._globals: dict[int, tuple[str, int, int]] = {}        # globalId -> (subject, version, id)
         self._next_id, self._next_global = 1, 1001
+        self.deks = DekStore(shared_kek_wrapper)
         self._requests: list[tuple[str, str]] = []
         self._faults: list[list] = []                # [remaining, status, path_prefix]
         self._redirects: list[list] = []             # [remaining, location]
@@ -121,29 +142,36 @@ class RegistryServer:
         return f"{'https' if self._ssl else 'http'}://127.0.0.1:{self.port}"
 
     # -- data ---------------------------------------------------------------------------
-    def register(self, subject: str, text: str, schema_type: str = "AVRO", references=()) -> int:
-        """Register ``text`` under ``subject``; the same text (and type, references) gets the same id.
+    def register(self, subject: str, text: str, schema_type: str = "AVRO", references=(), *,
+                 metadata=None, rule_set=None) -> int:
+        """Register ``text`` under ``subject``; the same text (and type, references, metadata and
+        rule set) gets the same id.
 
         ``references`` items are ``SchemaReference``-like objects or dicts with
-        ``name``/``subject``/``version``.
+        ``name``/``subject``/``version``; ``metadata`` and ``rule_set`` are the REST JSON (dicts) or
+        ``registry.Metadata`` / ``registry.RuleSet``.
         """
         refs = [r if isinstance(r, dict) else {"name": r.name, "subject": r.subject, "version": r.version}
                 for r in references]
+        body = {"schema": text, "schemaType": str(schema_type).upper(), "references": refs}
+        for key, value in (("metadata", metadata), ("ruleSet", rule_set)):
+            if value is not None:
+                body[key] = value.to_json() if hasattr(value, "to_json") else value
         with self._lock:
-            return self._register(subject, {"schema": text, "schemaType": str(schema_type).upper(),
-                                            "references": refs})[0]
+            return self._register(subject, body)[0]
 
     def _register(self, subject: str, body: dict) -> tuple[int, int]:
         stype = (body.get("schemaType") or "AVRO").upper()
         refs = [{"name": str(r["name"]), "subject": str(r["subject"]), "version": int(r["version"])}
                 for r in body.get("references") or ()]
-        content = json.dumps([stype, body["schema"], refs])
+        metadata, rule_set = _norm(body.get("metadata")), _norm(body.get("ruleSet"))
+        content = json.dumps([stype, body["schema"], refs, metadata, rule_set], sort_keys=True)
         sid = self._by_content.get(content)
         if sid is None:
             sid, self._next_id = self._next_id, self._next_id + 1
             self._by_content[content] = sid
             self._schemas[sid] = {"schema": body["schema"], "schemaType": stype, "references": refs,
-                                  "guid": str(uuid.uuid4())}
+                                  "guid": str(uuid.uuid4()), "metadata": metadata, "ruleSet": rule_set}
         versions = self._subjects.setdefault(subject, [])
         for version, vid, _ in versions:
             if vid == sid:
@@ -235,13 +263,21 @@ class RegistryServer:
             if not hmac.compare_digest(given.encode(), self._auth.encode()):
                 raise _err(401, 40101, "Unauthorized")
 
-    def _route(self, method: str, path: str, body) -> tuple[int, object, dict]:
+    def _route(self, method: str, path: str, body, query: dict | None = None) -> tuple[int, object, dict]:
         m = _APICURIO.match(path)
         if m and method == "GET":
             return self._apicurio(m.group(1), m.group(2), int(m.group(3)), bool(m.group(4)))
         path = _CCOMPAT.sub("", path)
         parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")] if path.strip("/") else []
         with self._lock:
+            if DekStore.handles(parts):
+                try:
+                    status, doc = self.deks.route(method, parts, body, query or {})
+                except _Error as e:
+                    raise _err(e.status, e.code, e.message) from None
+                return status, doc, {}
+            if method == "GET" and len(parts) == 3 and parts[0] == "subjects" and parts[2] == "metadata":
+                return self._latest_with_metadata(parts[1], query or {})
             return self._confluent(method, parts, body)
 
     def _doc(self, sid: int, **extra) -> dict:
@@ -251,6 +287,9 @@ class RegistryServer:
             doc["schemaType"] = s["schemaType"]
         if s["references"]:
             doc["references"] = s["references"]
+        for key in ("metadata", "ruleSet"):
+            if s.get(key):
+                doc[key] = s[key]
         return doc
 
     def _version(self, subject: str, v: str) -> tuple[int, int, int]:
@@ -267,6 +306,15 @@ class RegistryServer:
             if entry[0] == want:
                 return entry
         raise _err(404, 40402, f"Version {v} not found.")
+
+    def _latest_with_metadata(self, subject: str, query: dict) -> tuple[int, object, dict]:
+        want = dict(zip(query.get("key") or [], query.get("value") or []))
+        self._version(subject, "latest")
+        for version, sid, _ in reversed(self._subjects[subject]):
+            props = (self._schemas[sid].get("metadata") or {}).get("properties") or {}
+            if all(props.get(k) == v for k, v in want.items()):
+                return 200, self._doc(sid, subject=subject, version=version, id=sid), {}
+        raise _err(404, 40403, f"Schema not found for subject '{subject}' with metadata {want}")
 
     def _confluent(self, method: str, p: list[str], body) -> tuple[int, object, dict]:
         n = len(p)
@@ -315,9 +363,11 @@ class RegistryServer:
                 if p[1] not in self._subjects:
                     raise _err(404, 40401, f"Subject '{p[1]}' not found.")
                 stype = (body.get("schemaType") or "AVRO").upper()
-                for version, sid, _ in self._subjects[p[1]]:
+                for version, sid, _ in reversed(self._subjects[p[1]]):
                     s = self._schemas[sid]
-                    if s["schema"] == body["schema"] and s["schemaType"] == stype:
+                    contract = all(body.get(k) is None or _norm(body.get(k)) == _norm(s.get(k))
+                                   for k in ("metadata", "ruleSet"))
+                    if s["schema"] == body["schema"] and s["schemaType"] == stype and contract:
                         return 200, self._doc(sid, subject=p[1], version=version, id=sid), {}
                 raise _err(404, 40403, "Schema not found")
             if n >= 4 and p[0] == "compatibility" and p[1] == "subjects":
@@ -367,7 +417,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def _handle(self, method: str) -> None:
-        path = urllib.parse.urlsplit(self.path).path
+        split = urllib.parse.urlsplit(self.path)
+        path, query = split.path, urllib.parse.parse_qs(split.query)
         body = None
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -380,7 +431,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     body = json.loads(raw)
                 except ValueError:
                     raise _err(422, 42201, "body is not JSON") from None
-            status, payload, headers = self.registry._route(method, path, body)
+            status, payload, headers = self.registry._route(method, path, body, query)
         except _Reply as r:
             status, payload, headers = r.status, r.body, r.headers
         except Exception as e:  # noqa: BLE001 - a test server answers 500 rather than dying

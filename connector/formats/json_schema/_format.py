@@ -3,6 +3,8 @@ writer names the generic ``Decoder``/``Encoder`` ask for.
 
 JSON payloads are self-describing: the reader schema decodes every row; a framed writer id
 only has to be one the registry knows, of a JSON Schema (checked by the generic layer).
+References (``refs``: a registry's resolved references, by name) are bundled into the schema
+before it is mapped or used to validate writes.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from registry import SchemaType
 from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text
 from connector.formats.json_schema._decode import JsonCodec
 from connector.formats.json_schema._encode import JsonEncoder
-from connector.formats.json_schema._schema import parse_json_schema
+from connector.formats.json_schema._schema import parse_json_schema, schema_document
 
 __all__ = ["JSON_SCHEMA", "JsonSchemaFormat", "json_title"]
 
@@ -33,8 +35,8 @@ def json_title(text: str | None) -> str | None:
 class JsonSchemaReader:
     aliases: dict[str, str] = {}
 
-    def __init__(self, text: str | None, options: DecodeOptions):
-        self.codec = JsonCodec(parse_json_schema(text, max_depth=options.max_recursion_depth), options)
+    def __init__(self, text: str | None, refs: tuple, options: DecodeOptions):
+        self.codec = JsonCodec(parse_json_schema(text, max_depth=options.max_recursion_depth, refs=refs), options)
         self.arrow_type: pa.DataType = self.codec.arrow_type
         self.full_name: str | None = json_title(text)
 
@@ -45,9 +47,10 @@ class JsonSchemaReader:
 class JsonSchemaEncoderModel:
     message_indexes: list[int] | None = None
 
-    def __init__(self, text: str | None, options: EncodeOptions):
-        node = parse_json_schema(text, max_depth=options.max_recursion_depth)
-        self.json = JsonEncoder(node, text, options.validate_json)
+    def __init__(self, text: str | None, refs: tuple, options: EncodeOptions):
+        document = schema_document(text, refs)  # writes validate against the referenced schemas too
+        node = parse_json_schema(document, max_depth=options.max_recursion_depth)
+        self.json = JsonEncoder(node, document, options.validate_json)
         self.arrow_type: pa.DataType = node.arrow
         self.full_name: str | None = json_title(text)
 
@@ -66,7 +69,7 @@ class JsonSchemaFormat:
     indexed_messages = False
 
     def reader(self, text, refs, message, options):
-        return JsonSchemaReader(text, options)
+        return JsonSchemaReader(text, refs, options)
 
     def writer_name(self, text, refs, path, options):
         return json_title(text)
@@ -75,7 +78,7 @@ class JsonSchemaFormat:
         return json_title(text)
 
     def encoder(self, text, refs, message, options):
-        return JsonSchemaEncoderModel(text, options)
+        return JsonSchemaEncoderModel(text, refs, options)
 
     def canonical(self, text: str) -> str:
         return canonical_text(text)

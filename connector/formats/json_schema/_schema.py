@@ -19,6 +19,11 @@ types, free-form object)
 A JSON-text node keeps the JSON types its schema allows (``allowed``: e.g.
 ``{"integer", "string", "null"}`` for ``type: [integer, string, null]``, ``{"object"}`` for a
 free-form object, None for anything): values of another type are row errors.
+
+References: a schema whose ``$ref``\\s stay inside it (``#/$defs/...``) is mapped as it is; one
+that refers to other documents (registry references given as ``refs``, other ``$id``\\s, anchors)
+is first bundled into one document (:mod:`connector.formats.json_schema._bundle`), so it maps to
+the same type as the same schema written in one file.
 """
 from __future__ import annotations
 
@@ -28,8 +33,9 @@ from typing import Any
 import pyarrow as pa
 
 from connector.errors import SchemaMappingError
+from connector.formats.json_schema._bundle import Registered, bundle, needs_bundle
 
-__all__ = ["JNode", "parse_json_schema"]
+__all__ = ["JNode", "parse_json_schema", "schema_document"]
 
 TS_UTC = pa.timestamp("us", tz="UTC")
 
@@ -85,7 +91,7 @@ class _Builder:
         self.stack: dict[str, int] = {}
 
     def ref(self, ref: str):
-        if not ref.startswith("#"):
+        if not ref.startswith("#"):  # bundling left only local references
             raise SchemaMappingError(f"JSON Schema $ref {ref!r} is not local to the document")
         node = self.root
         for part in [p for p in ref[1:].split("/") if p]:
@@ -199,21 +205,41 @@ class _Builder:
                       "null": "null"}.get(t, "json"))
 
 
-def parse_json_schema(text: str | dict | None, *, max_depth: int = 0) -> JNode:
-    """Map JSON Schema text (or None: no schema) to a type tree.
+def schema_document(text: str | dict | bool | None, refs: tuple = ()) -> Any:
+    """The schema as one parsed document: ``text`` parsed, and bundled with its references
+    (``(name, text)`` pairs, as a registry resolved them) when it refers outside itself.
 
     Raises
     ------
     SchemaMappingError
-        Unparseable text, non-local or dangling ``$ref``, or recursion when ``max_depth`` is 0.
+        Unparseable text, or a reference that does not resolve.
     """
-    if text is None:
-        return JNode("json")
-    if isinstance(text, str):
+    if isinstance(text, (str, bytes)):
         try:
             text = json.loads(text)
         except (ValueError, RecursionError) as e:
             raise SchemaMappingError(f"JSON Schema is not valid JSON: {e}") from e
+    if text is None or not (refs or needs_bundle(text)):
+        return text
+    return bundle(text, Registered(refs))
+
+
+def parse_json_schema(text: str | dict | None, *, max_depth: int = 0, refs: tuple = ()) -> JNode:
+    """Map JSON Schema text (or None: no schema) to a type tree.
+
+    Parameters
+    ----------
+    refs : tuple of (str, str)
+        The schemas it references, by name (a registry's resolved references).
+
+    Raises
+    ------
+    SchemaMappingError
+        Unparseable text, a dangling ``$ref``, or recursion when ``max_depth`` is 0.
+    """
+    if text is None:
+        return JNode("json")
+    text = schema_document(text, refs)
     try:
         node = _Builder(text, max_depth).walk(text)
     except (TypeError, AttributeError, RecursionError) as e:  # a keyword's value of the wrong

@@ -194,6 +194,38 @@ _CACHE: dict[tuple[int, str], CompiledProto] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+# confluent/meta.proto: the field, message and file options of Confluent's data contracts (tags,
+# params, rules), imported by schemas that tag fields; Confluent's serializers register it as a
+# built-in, with no reference. Its text as confluent-kafka ships it (descriptor-equal).
+CONFLUENT_META = """syntax = "proto3";
+package confluent;
+import "google/protobuf/descriptor.proto";
+option go_package = "../confluent";
+message Meta {
+  string doc = 1;
+  map<string, string> params = 2;
+  repeated string tags = 3;
+  repeated Rule rules = 4;
+}
+message Rule { string name = 1; string doc = 2; string expr = 3; string sql = 4; }
+extend google.protobuf.FileOptions { Meta file_meta = 1088; }
+extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
+extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
+extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
+extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
+"""
+BUILTINS = {"confluent/meta.proto": CONFLUENT_META}
+
+
+def _builtin_descriptor(name: str):
+    """The FileDescriptorProto of a Confluent built-in import (compiled once per process)."""
+    compiled = compile_proto(BUILTINS[name])
+    fdp = descriptor_pb2.FileDescriptorProto()
+    fdp.CopyFrom(compiled.main)
+    fdp.name = name
+    return fdp
+
+
 def _safe_name(name: str) -> str:
     if not name or name.startswith("/") or ".." in name.split("/") or "\\" in name:
         raise SchemaMappingError(f"unsafe Protobuf reference name {name!r}")
@@ -221,7 +253,8 @@ def compile_proto(text: str, references: tuple = ()) -> CompiledProto:
     wkt = str(importlib.resources.files("grpc_tools") / "_proto")
     main_name = f"__schema_{key[1][:16]}.proto"
     with tempfile.TemporaryDirectory(prefix="asyncapi-proto-") as tmp:
-        for name, ref in references:
+        given = {name for name, _ in references}
+        for name, ref in [*references, *((n, t) for n, t in BUILTINS.items() if n not in given and n in text)]:
             if name.startswith("google/protobuf/"):
                 continue  # bundled with grpc_tools
             path = os.path.join(tmp, _safe_name(name))
@@ -286,6 +319,8 @@ def _pool_from_descriptors(main, references: tuple) -> CompiledProto:
                 _load_wkt(dep)
                 dep_fdp = descriptor_pb2.FileDescriptorProto()
                 default.FindFileByName(dep).CopyToProto(dep_fdp)
+            if dep_fdp is None and dep in BUILTINS:
+                dep_fdp = _builtin_descriptor(dep)
             if dep_fdp is None:
                 raise SchemaMappingError(f"Protobuf import {dep!r} is not among the references")
             add(dep_fdp)

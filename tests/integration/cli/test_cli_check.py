@@ -312,6 +312,9 @@ def test_usage_errors_exit_2(capsys, tmp_path):
     assert code == 2 and "KEY=VALUE" in err
     code, _, err = run(capsys, doc, "--server", "local", "-o", "enable.auto.commit=true")
     assert code == 2 and "enable.auto.commit" in err
+    # the source's spelling (as for peek and the DataSource) names the same librdkafka setting
+    code, _, err = run(capsys, doc, "--server", "local", "-o", "kafka.enable.auto.commit=true")
+    assert code == 2 and "'kafka.enable.auto.commit' is not supported" in err
 
 
 @pytest.mark.tansu

@@ -268,3 +268,22 @@ def test_inspect_says_which_server_it_chose_and_why(capsys):
     assert channel(run_json(capsys, STREETLIGHTS_3, "--server", "mtls-connections"),
                    "lightingMeasured")["server_reason"] == "given with --server"
     assert channel(run_json(capsys, SHOP), "orders")["server_reason"].startswith("the only Kafka server")
+
+
+def test_multi_service_repository_shows_the_chain_of_files(capsys):
+    # issue 26: channels $ref'ed between services; each message says which files its schema came from
+    from tests.repos import MULTI_SERVICE
+
+    rides = MULTI_SERVICE / "services" / "rides" / "asyncapi.yml"
+    report = run_json(capsys, rides, "--ref-root", MULTI_SERVICE)
+    files = {c["name"]: c["messages"][0]["payload"]["files"] for c in report["channels"]}
+    assert files["rideCharged"] == ["services/rides/asyncapi.yml", "services/payments/asyncapi.yml",
+                                    "services/payments/avro/RideCharged.avsc", "services/payments/avro/Money.avsc"]
+    assert files["bikeDocked"][-1] == "services/fleet/proto/dock.proto"
+    assert files["rideStarted"][-1] == "common/schemas/money.json"
+    assert report["readable_channels"] == ["rideStarted", "rideCharged", "bikeDocked"]
+    code, out, err = run(capsys, rides, "--ref-root", MULTI_SERVICE)
+    assert code == 0, err
+    assert ("from services/rides/asyncapi.yml -> services/fleet/asyncapi.yml ->\n"
+            "           services/fleet/proto/dock.proto") in out
+    assert "struct<bike_id:bigint,station:string,slot:int,battery:double>" in out

@@ -10,7 +10,6 @@ from connector.errors import ConfigError, KafkaReadError
 from connector.kafka import (
     KafkaOffsetReader,
     commit_offsets,
-    offset_spec_from_options,
     parse_offsets_option,
 )
 
@@ -73,7 +72,7 @@ def test_earliest_latest_and_per_partition_json(kafka, reader):
         "startingOffsets", f'{{"{topic}":{{"0":2,"1":-2,"2":-1,"3":-1}}}}', is_ending=False)
     assert reader.resolve(spec, tps) == {(topic, 0): 2, (topic, 1): 0, (topic, 2): 0,
                                          (topic, 3): 2}
-    ending = offset_spec_from_options({}, is_ending=True, default="latest")
+    ending = parse_offsets_option("endingOffsets", "latest", is_ending=True)
     assert reader.resolve(ending, tps) == reader.latest(tps)
     partial = parse_offsets_option("startingOffsets", f'{{"{topic}":{{"0":1}}}}',
                                    is_ending=False)
@@ -92,13 +91,10 @@ def test_timestamp_options_use_the_brokers_answer(kafka, reader):
     if any(v >= 0 for v in found.values()):
         pytest.skip("this broker implements timestamp lookup; covered by the unit tests")
     latest = reader.latest(tps)
-    start = offset_spec_from_options({"startingTimestamp": "1"}, is_ending=False,
-                                     default="earliest")
+    start = parse_offsets_option("startingTimestamp", "1", is_ending=False)
     with pytest.raises(KafkaReadError, match="startingOffsetsByTimestampStrategy"):
         reader.resolve(start, tps)
-    start_latest = offset_spec_from_options(
-        {"startingTimestamp": "1", "startingOffsetsByTimestampStrategy": "latest"},
-        is_ending=False, default="earliest")
+    start_latest = parse_offsets_option("startingTimestamp", "1", is_ending=False, strategy="latest")
     assert reader.resolve(start_latest, tps) == latest
     by_part = parse_offsets_option(
         "endingOffsetsByTimestamp",
@@ -133,3 +129,34 @@ def test_commit_offsets_for_lag_monitoring(kafka):
     finally:
         c.close()
     assert {(x.partition, x.offset) for x in got} == {(0, 3), (1, 1)}
+
+
+def test_first_offsets_at_follows_the_brokers_time_index_and_distrusts_a_broker_without_one(kafka):
+    # The lower bound of a pushed timestamp filter: Kafka's earliest offset at or after the time,
+    # timestamps out of order; past the last record, the latest offset. The mock cluster says
+    # "no match" for every time (and for MAX_TIMESTAMP): None, so the read starts where it would.
+    from confluent_kafka import Producer
+
+    from connector.kafka import KafkaOffsetReader
+    from connector.testing import NoidaBroker
+
+    times = [1000, 3000, 2000, 5000, 4000, 6000]
+
+    def produce(bootstrap, topic):
+        p = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+        for t in times:
+            p.produce(topic, b"v", partition=0, timestamp=t)
+        assert p.flush(30) == 0
+
+    topic = f"times-{uuid.uuid4().hex[:8]}"
+    produce(kafka.bootstrap_servers, topic)
+    with KafkaOffsetReader(kafka.conf) as r:
+        assert r.first_offsets_at([(topic, 0)], 2500) == {(topic, 0): None}
+    if not NoidaBroker.available():
+        pytest.skip("noida-db is not installed: no local broker looks offsets up by time")
+    with NoidaBroker() as broker:
+        broker.create_topic(topic, partitions=1)
+        produce(broker.bootstrap_servers, topic)
+        with KafkaOffsetReader(broker.conf) as r:
+            got = {ts: r.first_offsets_at([(topic, 0)], ts)[(topic, 0)] for ts in (500, 1500, 2500, 4500, 6000, 7000)}
+    assert got == {500: 0, 1500: 1, 2500: 1, 4500: 3, 6000: 5, 7000: 6}

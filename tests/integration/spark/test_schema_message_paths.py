@@ -10,6 +10,7 @@ import pytest
 
 from tests.integration.spark import matrix_helpers as mh
 from tests.integration.spark.helpers import unique_topic
+from tests.integration.spark.test_write_semantics import _consume_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
@@ -52,26 +53,6 @@ def _read(spark, doc, **options):
     for k, v in options.items():
         r = r.option(k, v)
     return r.load()
-
-
-def _consume_all(bootstrap: str, topic: str, n: int) -> list:
-    from confluent_kafka import Consumer
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{topic}", "auto.offset.reset": "earliest",
-                  "enable.auto.commit": False})
-    c.subscribe([topic])
-    out: list = []
-    try:
-        import time
-
-        deadline = time.monotonic() + 60
-        while len(out) < n and time.monotonic() < deadline:
-            m = c.poll(1.0)
-            if m is not None and m.error() is None:
-                out.append(m)
-    finally:
-        c.close()
-    return out
 
 
 def test_sink_writes_the_second_message_and_a_read_infers_it(spark, kafka, registry, tmp_path):

@@ -8,24 +8,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.errors import ConfigError
-from connector.kafka import OffsetSpec, offset_spec_from_options, parse_offsets_option
+from connector.kafka import OffsetKind, OffsetSpec, parse_offsets_option
+from connector.options import parse_any
 
 OK = [
-    ("startingOffsets", "earliest", False, OffsetSpec("earliest")),
-    ("startingOffsets", " EARLIEST ", False, OffsetSpec("earliest")),
-    ("startingOffsets", "latest", False, OffsetSpec("latest")),
-    ("endingOffsets", "latest", True, OffsetSpec("latest", is_ending=True)),
+    ("startingOffsets", "earliest", False, OffsetSpec(OffsetKind.EARLIEST)),
+    ("startingOffsets", " EARLIEST ", False, OffsetSpec(OffsetKind.EARLIEST)),
+    ("startingOffsets", "latest", False, OffsetSpec(OffsetKind.LATEST)),
+    ("endingOffsets", "latest", True, OffsetSpec(OffsetKind.LATEST, is_ending=True)),
     ("startingOffsets", '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}', False,
-     OffsetSpec("offsets", (("topicA", 0, 23), ("topicA", 1, -1), ("topicB", 0, -2)))),
+     OffsetSpec(OffsetKind.OFFSETS, (("topicA", 0, 23), ("topicA", 1, -1), ("topicB", 0, -2)))),
     ("endingOffsets", '{"t":{"1":-1,"0":5}}', True,
-     OffsetSpec("offsets", (("t", 0, 5), ("t", 1, -1)), is_ending=True)),
+     OffsetSpec(OffsetKind.OFFSETS, (("t", 0, 5), ("t", 1, -1)), is_ending=True)),
     ("startingTimestamp", "1700000000000", False,
-     OffsetSpec("timestamp", timestamp=1700000000000)),
-    ("endingTimestamp", "0", True, OffsetSpec("timestamp", timestamp=0, is_ending=True)),
+     OffsetSpec(OffsetKind.TIMESTAMP, timestamp=1700000000000)),
+    ("endingTimestamp", "0", True, OffsetSpec(OffsetKind.TIMESTAMP, timestamp=0, is_ending=True)),
     ("startingOffsetsByTimestamp", '{"t":{"0":1000,"2":2000}}', False,
-     OffsetSpec("timestamps", (("t", 0, 1000), ("t", 2, 2000)))),
+     OffsetSpec(OffsetKind.TIMESTAMPS, (("t", 0, 1000), ("t", 2, 2000)))),
     ("STARTINGOFFSETSBYTIMESTAMP", '{"t":{"0":1}}', False,
-     OffsetSpec("timestamps", (("t", 0, 1),))),
+     OffsetSpec(OffsetKind.TIMESTAMPS, (("t", 0, 1),))),
 ]
 
 
@@ -80,24 +81,35 @@ def test_strategy_is_validated_and_carried():
 
 
 PRECEDENCE = [
-    ({}, False, "earliest", OffsetSpec("earliest")),
-    ({"startingOffsets": "latest"}, False, "earliest", OffsetSpec("latest")),
+    ({}, False, "earliest", None),
+    ({"startingOffsets": "latest"}, False, "earliest", OffsetSpec(OffsetKind.LATEST)),
     ({"startingOffsets": "latest", "startingOffsetsByTimestamp": '{"t":{"0":7}}'}, False,
-     "earliest", OffsetSpec("timestamps", (("t", 0, 7),))),
+     "earliest", OffsetSpec(OffsetKind.TIMESTAMPS, (("t", 0, 7),))),
     ({"startingOffsets": "latest", "startingOffsetsByTimestamp": '{"t":{"0":7}}',
-      "startingTimestamp": "9"}, False, "earliest", OffsetSpec("timestamp", timestamp=9)),
+      "startingTimestamp": "9"}, False, "earliest", OffsetSpec(OffsetKind.TIMESTAMP, timestamp=9)),
     ({"startingTimestamp": "9", "startingOffsetsByTimestampStrategy": "latest"}, False,
-     "earliest", OffsetSpec("timestamp", timestamp=9, strategy="latest")),
+     "earliest", OffsetSpec(OffsetKind.TIMESTAMP, timestamp=9, strategy="latest")),
     ({"startingTimestamp": "9", "endingOffsets": '{"t":{"0":3}}'}, True, "latest",
-     OffsetSpec("offsets", (("t", 0, 3),), is_ending=True)),
-    ({"endingtimestamp": "11"}, True, "latest", OffsetSpec("timestamp", timestamp=11,
+     OffsetSpec(OffsetKind.OFFSETS, (("t", 0, 3),), is_ending=True)),
+    ({"endingtimestamp": "11"}, True, "latest", OffsetSpec(OffsetKind.TIMESTAMP, timestamp=11,
                                                            is_ending=True)),
 ]
 
 
 @pytest.mark.parametrize("options,is_ending,default,expected", PRECEDENCE)
 def test_precedence_like_spark(options, is_ending, default, expected):
-    assert offset_spec_from_options(options, is_ending=is_ending, default=default) == expected
+    """The option parser owns Spark's precedence (global timestamp > by-timestamp > offsets)."""
+    parsed = parse_any({"asyncapi": "doc.yaml", "channel": "c", **options})
+    assert (parsed.ending if is_ending else parsed.starting) == expected
+
+
+def test_an_offset_spec_carries_exactly_its_kinds_data():
+    with pytest.raises(TypeError):
+        OffsetSpec("earliest")  # a string kind: OffsetKind only
+    with pytest.raises(ValueError, match="per-partition values"):
+        OffsetSpec(OffsetKind.OFFSETS)
+    with pytest.raises(ValueError, match="a timestamp"):
+        OffsetSpec(OffsetKind.TIMESTAMP, values=(("t", 0, 1),))
 
 
 offsets_json = st.dictionaries(

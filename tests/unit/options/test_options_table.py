@@ -35,6 +35,8 @@ SAMPLE = {
     "limits.maxcollectionitems": "3000",
     "createtopics": "true", "auto.register.schemas": "true", "use.latest.version": "true",
     "use.schema.id": "12", "normalize.schemas": "true", "glue.compression": "zlib", "checkpointlocation": "/tmp/c",
+    "rules.enabled": "false", "use.latest.with.metadata": "major_version=2", "rules.dlq.topic": "dlq",
+    "rules.<kms setting>": "prod",
 }
 JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streaming": True, "direction": "read"},
         "write": {"streaming": False, "direction": "write"}}
@@ -42,7 +44,7 @@ JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streamin
 
 def _name_for(o) -> str:
     return {"channel.param.<name>": "channel.param.region",
-            "kafka.<librdkafka setting>": "kafka.linger.ms"}.get(o.key, o.key)
+            "kafka.<librdkafka setting>": "kafka.linger.ms", "rules.<kms setting>": "rules.profile"}.get(o.key, o.key)
 
 
 def _case(o, job):
@@ -170,6 +172,9 @@ SECRET_VALUES = {
     "schema.registry.bearer.auth.token": "rpw-2", "schema.registry.ssl.key.password": "rpw-3",
     "schema.registry.glue.access.key.id": "rpw-4", "schema.registry.glue.secret.access.key": "rpw-5",
     "schema.registry.glue.session.token": "rpw-6",
+    # KMS credentials of data-contract rules (confluent-kafka's rule-config names)
+    "rules.secret": "kms-1", "rules.secret.access.key": "kms-2", "rules.client.secret": "kms-3",
+    "rules.private.key": "kms-4", "rules.token": "kms-5",
 }
 
 
@@ -185,6 +190,7 @@ def test_secrets_never_in_repr_str_or_given(direction):
     settings = o.kafka_settings()
     assert settings["sasl.password"] == "kpw-1" and settings["ssl.some.future.password"] == "kpw-4"
     assert o.registry_options()["schema.registry.glue.session.token"] == "rpw-6"
+    assert o.rule_settings()["secret"] == "kms-1" and o.rule_settings()["token"] == "kms-5"
     clone = pickle.loads(pickle.dumps(o))  # travels to executors whole
     assert clone == o and "kpw-1" not in repr(clone)
 
@@ -241,12 +247,20 @@ def test_for_scope_does_not_parse_again(monkeypatch):
         assert o.for_scope(streaming=streaming).starting.values == (("t", 0, 5),)
 
 
-def test_owned_kafka_settings_depend_on_the_direction():
+def test_owned_kafka_settings_are_the_conf_builders_alone():
+    """One owner: the option parser passes kafka.* through, the conf builder refuses what the
+    reader or the sink owns (with the reason), and load() builds it, so the refusal still comes then."""
+    from connector.kafka import OWNED_PRODUCER_SETTINGS, kafka_conf_from_options
+
+    read = parse_options({**BASE, "kafka.group.id": "g"})
+    write = parse_options({**BASE, "kafka.acks": "1"}, direction="write")
+    assert read.kafka == (("group.id", "g"),) and write.kafka == (("acks", "1"),)
     with pytest.raises(ConfigError, match="'kafka.group.id' is not supported"):
-        parse_options({**BASE, "kafka.group.id": "g"})
+        kafka_conf_from_options(read.kafka_settings(), bootstrap_servers="b:9092")
     with pytest.raises(ConfigError, match="'kafka.acks' is not supported"):
-        parse_options({**BASE, "kafka.acks": "1"}, direction="write")
-    assert parse_options({**BASE, "kafka.acks": "1"}).kafka == (("acks", "1"),)
+        kafka_conf_from_options(write.kafka_settings(), bootstrap_servers="b:9092", owned=OWNED_PRODUCER_SETTINGS)
+    assert kafka_conf_from_options(parse_options({**BASE, "kafka.acks": "1"}).kafka_settings(),
+                                   bootstrap_servers="b:9092")["acks"] == "1"
 
 
 def test_tls_is_not_warned_at_parse(caplog):

@@ -11,7 +11,7 @@ import yaml
 
 from connector.errors import AsyncApiDocumentError, ConfigError
 from connector.options import parse_options
-from connector.spark._setup import build_setup
+from connector.spark._setup import build_setup, spark_schema
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data" / "asyncapi"
 
@@ -39,7 +39,7 @@ def test_ref_root_option_reaches_shared_files(tmp_path):
     with pytest.raises(AsyncApiDocumentError, match="asyncapi.refRoot"):
         build_setup(parse_options({"asyncapi": path, "channel": "c"}))
     setup = build_setup(parse_options({"asyncapi": path, "channel": "c", "asyncapi.refroot": str(tmp_path)}))
-    assert "sku" in setup.spark_schema().simpleString()
+    assert "sku" in spark_schema(setup).simpleString()
 
 
 def test_topic_option_reads_a_channel_without_address(tmp_path):

@@ -1,6 +1,6 @@
 """Spark lowercases option keys: ``channel.param.streetlightId`` must still name the parameter."""
 from connector.asyncapi import load_document, plan_read
-from connector.spark._plan import _param_names_as_documented
+from connector.read._plan import _param_names_as_documented
 
 DOC = """
 asyncapi: 3.0.0
@@ -49,3 +49,17 @@ def test_registry_without_framing_warns_at_load(caplog):
     with caplog.at_level(logging.WARNING, logger="asyncapi_kafka"):
         build_setup(parse_options({"asyncapi": DOC, "channel": "measured"}, streaming=None))
     assert not any("wireFormat" in r.getMessage() for r in caplog.records)
+
+
+def test_a_setting_the_source_owns_fails_when_the_setup_is_built():
+    """The conf builder is the one owner of the refusal; load() builds the configuration, so the
+    option still fails then (before, the option parser refused it a second time)."""
+    import pytest
+
+    from connector.errors import ConfigError
+    from connector.options import parse_options
+    from connector.spark._setup import build_setup
+
+    with pytest.raises(ConfigError, match="'kafka.enable.auto.commit' is not supported: the source does not commit"):
+        build_setup(parse_options({"asyncapi": DOC, "channel": "measured", "kafka.enable.auto.commit": "true"},
+                                  streaming=None))

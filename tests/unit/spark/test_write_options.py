@@ -61,8 +61,12 @@ def test_write_only_options_are_refused_on_reads(name):
 
 @pytest.mark.parametrize("setting", ["acks", "enable.idempotence", "transactional.id", "value.serializer"])
 def test_producer_owned_settings_are_refused_with_a_reason(setting):
+    """The conf builder owns the refusal (reads, writes and the CLI all build through it)."""
+    from connector.kafka import OWNED_PRODUCER_SETTINGS, kafka_conf_from_options
+
+    opts = parse_options({**BASE, f"kafka.{setting}": "1"}, direction="write")
     with pytest.raises(ConfigError, match="not supported: .*"):
-        parse_options({**BASE, f"kafka.{setting}": "1"}, direction="write")
+        kafka_conf_from_options(opts.kafka_settings(), bootstrap_servers="b:9092", owned=OWNED_PRODUCER_SETTINGS)
 
 
 def test_consumer_owned_settings_do_not_concern_writes():

@@ -75,6 +75,9 @@ class Pipeline:
     param_given: tuple[tuple[str, str], ...] = ()
     # schemaEvolutionMode=rescue: a _rescued_data column from DecodeResult.rescued.
     rescue: bool = False
+    # data-contract rules of values and keys (connector.schema.rules.ReadRules), from the schema layer
+    value_rules: Any = None
+    key_rules: Any = None
 
     def needs_headers(self) -> bool:
         return self.include_headers or self.framing.in_header or self.key_framing.in_header
@@ -88,7 +91,8 @@ class Pipeline:
         headers = raw.column("headers") if "headers" in raw.schema.names else None
         res = decode_column(raw.column("value"), framing=self.framing, decoder=self.value_decoder,
                             lookup=lookup, headers=headers, limits=self.limits,
-                            protobuf_indexes=self.protobuf_indexes)
+                            protobuf_indexes=self.protobuf_indexes, rules=self.value_rules,
+                            topics=raw.column("topic"), keys=raw.column("key"))
         value = res.values
         rescued = None
         if self.rescue:
@@ -99,7 +103,8 @@ class Pipeline:
         if self.key_decoder is not None:
             key_res = decode_column(key, framing=self.key_framing, decoder=self.key_decoder, lookup=lookup,
                                     headers=headers, limits=self.limits,
-                                    protobuf_indexes=self.key_protobuf_indexes, is_key=True)
+                                    protobuf_indexes=self.key_protobuf_indexes, is_key=True, rules=self.key_rules,
+                                    topics=raw.column("topic"), keys=key)
             key = key_res.values
             errors.append(pc.binary_join_element_wise(pa.scalar("key: "), key_res.errors, ""))
         elif self.key_as_string:

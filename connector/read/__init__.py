@@ -1,0 +1,17 @@
+"""connector.read: the source's read without Spark (no pyspark imports).
+
+:func:`build_setup` turns a read's options into a :class:`ReadSetup` on the driver (document →
+plan → reader schemas from :mod:`connector.schema` → output schema → :class:`Pipeline`); the
+:class:`Pipeline` turns each raw Kafka Arrow batch into an output batch. The Spark source
+(:mod:`connector.spark`) and :func:`peek` share both, so a record decodes the same with or
+without Spark. :func:`load_plan`, :func:`registry_config` and :func:`document_kafka` are what
+reads and writes take from the document.
+"""
+from connector.read._pipeline import ERROR_COLUMN, META_COLUMNS, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
+from connector.read._plan import document_kafka, load_plan, registry_config
+from connector.read._setup import ReadSetup, build_setup
+from connector.read._peek import PEEK_DEFAULTS, parse_time, peek, peek_options
+
+__all__ = ["ReadSetup", "build_setup", "Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN",
+           "META_COLUMNS", "load_plan", "registry_config", "document_kafka",
+           "peek", "peek_options", "parse_time", "PEEK_DEFAULTS"]

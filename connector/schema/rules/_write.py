@@ -1,0 +1,403 @@
+"""Rules on the write path, in the order confluent-kafka's serializer applies them.
+
+The rules are those of the registered schema the records are framed with (its id is on every
+record, so its contract holds for every record): DOMAIN rules in order on the Arrow values
+(``ENCRYPT`` encrypts tagged fields column by column, ``CEL`` conditions and ``CEL_FIELD`` rules
+in the Arrow subset run on whole columns), then the format's vectorized encoder, then ENCODING
+rules on the payloads (``ENCRYPT_PAYLOAD``), then the framing (the caller's).
+
+Any other rule makes the batch go through confluent-kafka's own serializer record by record:
+our encoder writes each record in plain, confluent-kafka's serializer reads it back into its
+object form and writes it again with every rule applied (``use.schema.id``). A rule failure
+follows ``onFailure``: ERROR makes the row an error, NONE writes the record as it is, DLQ sends
+the record (as JSON, fields of encryption rules redacted, as confluent-kafka's ``DlqAction``) to
+the dead-letter topic and leaves it out of the write.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from registry import RegistryConfig, Schema, subject_name
+from wireformat import Framing, parse_frames
+
+from connector.errors import ConfigError
+from connector.formats import EncodeResult, payload_format, refs_of
+from connector.formats.core import ProcessCache
+from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
+from connector.schema.rules._common import ContractSettings, RowFailures, active_rules, send_to_dlq
+from connector.schema.rules._crypto import encrypt_column
+from connector.schema.rules._fields import BYTES, PRIMITIVE, STRING, get_leaf, leaves_of, replace_leaf
+from connector.schema.rules._keys import EncryptParams, key_ring
+
+__all__ = ["WriteRules", "WriteOutcome"]
+
+log = logging.getLogger("asyncapi_kafka")
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteOutcome:
+    """:meth:`WriteRules.encode`'s answer: the encoder's result and the rows sent to a DLQ
+    (left out of the write, not errors of the write)."""
+
+    result: EncodeResult
+    dropped: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteRules:
+    """The rules a write applies (picklable; see :class:`~._read.ReadRules` for the fields)."""
+
+    registry: RegistryConfig
+    settings: ContractSettings
+    fmt: str
+    target: Schema
+    is_key: bool = False
+    subject: str | None = None
+    strategy: str = "TopicNameStrategy"
+    message: str | None = None
+
+    def _state(self) -> _State:
+        return _STATES.get(self, lambda: _State(self))
+
+    def subjects(self, topics, n: int) -> list[str]:
+        if self.subject:
+            return [self.subject] * n
+        if topics is None:
+            raise ConfigError("the schema's encryption rules need the record's subject: name it (subject=) or the "
+                              "topic")
+        record = None
+        if self.strategy not in ("TopicNameStrategy", "SimpleTopicNameStrategy"):
+            record = payload_format(self.fmt).record_name(self.target.text, refs_of(self.target), self.message)
+        if isinstance(topics, str):
+            return [subject_name(self.strategy, topics, record, self.is_key)] * n
+        cache: dict[str, str] = {}
+        return [cache.setdefault(t, subject_name(self.strategy, t, record, self.is_key)) for t in topics]
+
+    def encode(self, values: pa.Array, encoder, column: str = "value", *, topics=None, keys=None,
+               headers=None) -> WriteOutcome:
+        n = len(values)
+        st = self._state()
+        fails = RowFailures(n, "WRITE", self.settings)
+        subjects = self.subjects(topics, n) if st.needs_subject else [self.subject or ""] * n
+        if st.per_record is None:
+            try:
+                out = st.vectorized(values, encoder, column, subjects, fails)
+            except NotVectorizable as e:
+                log.info("data contracts: a write batch runs per record through confluent-kafka: %s", e)
+                fails = RowFailures(n, "WRITE", self.settings)
+                out = st.per_record_encode(values, encoder, column, subjects, topics, fails)
+        else:
+            out = st.per_record_encode(values, encoder, column, subjects, topics, fails)
+        payloads, errors = out.payloads, out.errors.to_numpy(zero_copy_only=False).copy()
+        bad = fails.mask()
+        dropped = np.zeros(n, bool)
+        if fails.dlq:
+            rows = np.array(sorted(fails.dlq), np.int64)
+            dropped[rows] = True
+            send_to_dlq(fails, values=st.dlq_values(values, encoder, rows, n), keys=_keys(keys, n),
+                        topics=topics, headers=None, mode="WRITE")
+        if bad.any():
+            errors = np.where(bad, fails.errors, errors)
+            payloads = pc.if_else(pa.array(bad), pa.nulls(n, pa.binary()), payloads)
+        return WriteOutcome(EncodeResult(payloads, pa.array(errors, pa.string())), dropped)
+
+
+class _State:
+    def __init__(self, rules: WriteRules):
+        self.rules = rules
+        self.lock = threading.Lock()
+        t = rules.target
+        self.domain = active_rules(t, "DOMAIN", "WRITE")
+        self.encoding = active_rules(t, "ENCODING", "WRITE")
+        self.per_record: str | None = None
+        for rule in self.encoding:
+            if rule.type != "ENCRYPT_PAYLOAD":
+                self.per_record = f"{rule.type} encoding rule {rule.name!r}"
+        for rule in self.domain:
+            if rule.type == "ENCRYPT":
+                continue
+            if (rule.type == "CEL" and rule.kind == "CONDITION") or rule.type == "CEL_FIELD":
+                try:
+                    for part in split_guard(rule.expr or ""):
+                        if part is not None:
+                            compile_cel(part)
+                    continue
+                except NotVectorizable as e:
+                    self.per_record = self.per_record or f"{rule.type} rule {rule.name!r}: {e}"
+                    continue
+            self.per_record = self.per_record or f"{rule.type} {rule.kind} rule {rule.name!r}"
+        self.needs_subject = bool(self.per_record) or any(
+            r.type in ("ENCRYPT", "ENCRYPT_PAYLOAD") for r in self.domain + self.encoding)
+        self.serde: Any = None
+        self.codec: Any = None
+
+    @property
+    def ring(self):
+        return key_ring(self.rules.registry, self.rules.settings.kms)
+
+    # -- vectorized -----------------------------------------------------------------------------------
+    def vectorized(self, values, encoder, column, subjects, fails) -> EncodeResult:
+        from connector.formats.core import ValueFitError
+
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        try:
+            values = encoder.coerce(values, column)
+        except ValueFitError:
+            pass  # the encoder reports those rows
+        target, fmt, message = self.rules.target, self.rules.fmt, self.rules.message
+        for rule in self.domain:
+            live = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), bool) & \
+                np.equal(fails.errors, np.array(None, object))
+            if not live.any():
+                continue
+            if rule.type == "ENCRYPT":
+                values = self._encrypt(rule, values, live, subjects, fails)
+            elif rule.type == "CEL":
+                self._cel(rule, values, live, fails, subjects)
+            else:
+                values = self._cel_field(rule, values, live, fails, target, fmt, message, subjects)
+        res = encoder.encode(values, column)
+        if not self.encoding:
+            return res
+        payloads = res.payloads
+        for rule in self.encoding:
+            params = EncryptParams.of(rule, target)
+            live = np.asarray(pc.is_valid(payloads).to_numpy(zero_copy_only=False), bool)
+            payloads = self._encrypt_col(payloads, live, rule, params, subjects, fails, text=False, what="payload")
+        return EncodeResult(payloads, res.errors)
+
+    def _encrypt_col(self, col, use, rule, params, subjects, fails, *, text: bool, what: str, owner=None):
+        idx = np.flatnonzero(use)
+        if not len(idx):
+            return col
+        subs = np.array(subjects, object)[owner[idx] if owner is not None else idx]
+        out = col
+        for subject in sorted(set(subs.tolist())):
+            pick = idx[subs == subject]
+            try:
+                version, aead = self.ring.writer(params, subject)
+            except Exception as e:  # noqa: BLE001 - a key that cannot be had fails its rows, named
+                rows_failed = np.unique(owner[pick] if owner is not None else pick)
+                fails.fail(rows_failed, rule, f"{what}: {type(e).__name__}: {e}", subject)
+                continue
+            enc = encrypt_column(col.take(pa.array(pick)), aead, version=version if params.rotated else None,
+                                 text=text)
+            out = _put(out, pick, enc)
+        return out
+
+    def _encrypt(self, rule, values, live, subjects, fails):
+        target = self.rules.target
+        params = EncryptParams.of(rule, target)
+        for leaf in leaves_of(target, self.rules.fmt, self.rules.message):
+            if not leaf.selected_by(rule.tags):
+                continue
+            got = get_leaf(values, leaf.path)
+            if got is None:
+                continue
+            col, owner = got
+            present = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool) & live[owner]
+            if leaf.type not in (STRING, BYTES) or not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)):
+                if present.any():
+                    bad = np.unique(owner[present])
+                    fails.fail(bad, rule, f"field {leaf.full_name}: type {leaf.type} not supported for encryption",
+                               [subjects[i] for i in bad])
+                continue
+            new = self._encrypt_col(col, present, rule, params, subjects, fails,
+                                    text=pa.types.is_string(col.type), what=f"field {leaf.full_name}", owner=owner)
+            values = replace_leaf(values, leaf.path, new)
+        return values
+
+    def _cel(self, rule, values, live, fails, subjects) -> None:
+        guard, body = split_guard(rule.expr or "")
+        sub = values.filter(pa.array(live))
+        types = self._leaf_types()
+        ok = np.ones(len(sub), bool) if guard is None else _true(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
+        res = _true(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
+        failed = ok & ~res
+        if failed.any():
+            bad = np.flatnonzero(live)[failed]
+            fails.fail(bad, rule, rule.doc or f"Rule expr failed: {rule.expr}", [subjects[i] for i in bad])
+
+    def _leaf_types(self) -> dict[tuple, str]:
+        return {("message",) + leaf.path: leaf.type
+                for leaf in leaves_of(self.rules.target, self.rules.fmt, self.rules.message) if not leaf.nested}
+
+    def _cel_field(self, rule, values, live, fails, target, fmt, message, subjects):
+        guard, body = split_guard(rule.expr or "")
+        m = int(live.sum())
+        idx = np.flatnonzero(live)
+        for leaf in leaves_of(target, fmt, message):
+            if not leaf.selected_by(rule.tags) or leaf.type not in PRIMITIVE:
+                continue
+            if leaf.nested:
+                raise NotVectorizable("a field rule on items of an array or map")
+            got = get_leaf(values, leaf.path)
+            if got is None:
+                continue
+            col, _ = got
+            env: dict[str, Any] = {"value": col.filter(pa.array(live)), "name": leaf.name,
+                                   "fullName": leaf.full_name, "typeName": leaf.type}
+            if len(leaf.path) == 1:
+                env["message"] = values.filter(pa.array(live))
+            types = {("value",): leaf.type, **self._leaf_types()}
+            gmask = np.ones(m, bool) if guard is None else _true(compile_cel(guard).evaluate(env, types), m)
+            if not gmask.any():
+                continue
+            result = compile_cel(body).evaluate(env, types)
+            if not isinstance(result, pa.Array):
+                result = pa.array([result] * m)
+            if rule.kind == "CONDITION":
+                failed = gmask & ~_true(result, m)
+                if failed.any():
+                    fails.fail(idx[failed], rule, rule.doc or f"Rule expr failed: {rule.expr}",
+                               [subjects[i] for i in idx[failed]])
+                continue
+            if not result.type.equals(col.type):
+                if pa.types.is_integer(result.type) and pa.types.is_integer(col.type):
+                    result = result.cast(col.type)
+                else:
+                    raise NotVectorizable("a field transform whose result is not of the field's type")
+            new_sub = pc.if_else(pa.array(gmask), result, env["value"])
+            values = replace_leaf(values, leaf.path, _put(col, idx, new_sub))
+        return values
+
+    # -- per record -----------------------------------------------------------------------------------
+    def _codec(self):
+        if self.codec is None:
+            from connector.schema.rules._confluent import avro_schema
+
+            t, fmt = self.rules.target, self.rules.fmt
+            if fmt == "avro":
+                self.codec = avro_schema(t)
+            elif fmt == "protobuf":
+                from connector.formats.protobuf import compile_proto
+
+                compiled = compile_proto(t.text, refs_of(t))
+                self.codec = compiled.message_class(compiled.find(self.rules.message))
+            else:
+                self.codec = True
+        return self.codec
+
+    def per_record_encode(self, values, encoder, column, subjects, topics, fails) -> EncodeResult:
+        from connector.schema.rules._confluent import RecordSerde, from_bytes
+
+        r = self.rules
+        if self.serde is None:
+            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.fmt, r.is_key, {})
+        res = encoder.encode(values, column)
+        plain = res.payloads.to_pylist()
+        codec = self._codec()
+        topic_list = [topics] * len(plain) if topics is None or isinstance(topics, str) else list(topics)
+        out: list[bytes | None] = []
+        for i, p in enumerate(plain):
+            if p is None:
+                out.append(None)
+                continue
+            obj = from_bytes(p, r.fmt, codec)
+            framed, err, dlq_rule = self.serde.serialize(obj, r.target, topic_list[i] or "", subjects[i],
+                                                         codec if r.fmt == "protobuf" else None)
+            if err is not None:
+                if dlq_rule is not None:
+                    from registry import Rule
+
+                    fails.fail(np.array([i]), Rule.from_json(dlq_rule.to_dict()), err, subjects[i])
+                else:
+                    fails.error(np.array([i]), f"data contract: {err}")
+                out.append(None)
+                continue
+            out.append(framed)
+        framed_arr = pa.array(out, pa.binary())
+        parsed = parse_frames(framed_arr, Framing.CONFLUENT, protobuf_indexes=r.fmt == "protobuf")
+        payloads = pc.if_else(pc.is_valid(framed_arr), parsed.payload, pa.nulls(len(out), pa.binary()))
+        return EncodeResult(payloads, res.errors)
+
+    def dlq_values(self, values, encoder, rows: np.ndarray, n: int) -> list:
+        """The DLQ record values of ``rows``: JSON of the record, fields of encryption rules redacted."""
+        out: list[bytes | None] = [None] * n
+        plain = encoder.encode(values.take(pa.array(rows))).payloads.to_pylist()
+        tags = {t for rule in self.domain + self.encoding if rule.type in ("ENCRYPT", "ENCRYPT_PAYLOAD")
+                for t in rule.tags}
+        redact = [leaf for leaf in leaves_of(self.rules.target, self.rules.fmt, self.rules.message)
+                  if tags & leaf.tags and leaf.type in (STRING, BYTES)]
+        from connector.schema.rules._confluent import from_bytes
+
+        for row, p in zip(rows.tolist(), plain):
+            if p is None:
+                continue
+            obj = from_bytes(p, self.rules.fmt, self._codec())
+            if self.rules.fmt == "protobuf":
+                from google.protobuf import json_format
+
+                obj = json_format.MessageToDict(obj, preserving_proto_field_name=True)
+            for leaf in redact:
+                _redact(obj, leaf.path, leaf.type)
+            out[row] = json.dumps(obj, default=_json_default).encode("utf-8")
+        return out
+
+
+_STATES = ProcessCache()
+
+
+def _redact(obj: Any, path: tuple[str, ...], typ: str) -> None:
+    if not path:
+        return
+    step, rest = path[0], path[1:]
+    if step in ("[]", "{}"):
+        items = obj if isinstance(obj, list) else list(obj.values()) if isinstance(obj, dict) else []
+        for i, item in enumerate(items):
+            if not rest and item is not None:
+                if isinstance(obj, list):
+                    obj[i] = "<REDACTED>" if typ == STRING else b"<REDACTED>"
+            else:
+                _redact(item, rest, typ)
+        return
+    if isinstance(obj, dict) and step in obj:
+        if rest:
+            _redact(obj[step], rest, typ)
+        elif obj[step] is not None:
+            obj[step] = "<REDACTED>" if typ == STRING else b"<REDACTED>"
+
+
+def _json_default(o: Any) -> str:
+    if isinstance(o, (bytes, bytearray)):
+        return bytes(o).decode("latin-1")
+    return str(o)
+
+
+def _true(result: Any, n: int | None = None) -> np.ndarray:
+    if isinstance(result, pa.Array):
+        if not pa.types.is_boolean(result.type):
+            raise NotVectorizable("a condition that is not a boolean")
+        return pc.fill_null(result, False).to_numpy(zero_copy_only=False).astype(bool)
+    if isinstance(result, bool) and n is not None:
+        return np.full(n, result)
+    raise NotVectorizable("a condition that is not a boolean")
+
+
+def _put(col: pa.Array, idx: np.ndarray, sub: pa.Array) -> pa.Array:
+    if len(idx) == len(col):
+        return sub if sub.type.equals(col.type) else sub.cast(col.type)
+    perm = np.arange(len(col), dtype=np.int64)
+    perm[idx] = len(col) + np.arange(len(idx))
+    return pa.concat_arrays([col, sub.cast(col.type)]).take(pa.array(perm))
+
+
+def _keys(keys, n: int) -> list | None:
+    if keys is None:
+        return None
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if isinstance(keys, pa.Array):
+        if not pa.types.is_binary(keys.type):
+            keys = keys.cast(pa.binary()) if pa.types.is_string(keys.type) else None
+        return keys.to_pylist() if keys is not None else None
+    return list(keys)

@@ -1,0 +1,56 @@
+"""Facts that once had two or three owners have one (issue 22); these checks fail if a second copy
+creeps back. Each names where the fact lives."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PRODUCT = [p for pkg in ("wireformat", "registry", "connector") for p in sorted((ROOT / pkg).rglob("*.py"))]
+
+
+def _assignments(name: str) -> list[str]:
+    """Modules that bind ``name`` at module level (an assignment, not an import)."""
+    out = []
+    for path in PRODUCT:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) else []
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                out.append(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def test_constants_are_defined_once():
+    assert _assignments("RESCUED_COLUMN") == ["connector/formats/core/_evolution.py"]
+    assert _assignments("EARLIEST") == _assignments("LATEST") == ["connector/kafka/_offsets.py"]
+    assert _assignments("EVOLUTION_MODES") == []  # the EvolutionMode enum is the one list
+    assert _assignments("VENDORS") == ["registry/_config.py"]  # derived from registry.Vendor
+
+
+def test_limits_have_one_owner():
+    from wireformat import Limits
+
+    from connector.formats import DecodeOptions
+
+    fields = {f.name for f in dataclasses.fields(DecodeOptions)}
+    assert "limits" in fields and not fields & {f.name for f in dataclasses.fields(Limits)}
+
+
+def test_registry_options_are_declared_by_the_registry_only():
+    """connector/options generates its schema.registry.* rows from registry.REGISTRY_OPTIONS."""
+    import re
+
+    for rel in ("connector/options/_table.py", "connector/options/_parse.py"):
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        assert not re.search(r'"schema\.registry\.[a-z]', text), f"{rel} names a registry option itself"
+    assert "REGISTRY_OPTIONS" in (ROOT / "connector/options/_table.py").read_text(encoding="utf-8")
+
+
+def test_owned_kafka_settings_and_offset_precedence_have_one_owner():
+    """The conf builder refuses owned settings; the option parser alone applies Spark's precedence."""
+    parse = (ROOT / "connector/options/_parse.py").read_text(encoding="utf-8")
+    assert "OWNED_KAFKA_SETTINGS" not in parse and "OWNED_PRODUCER_SETTINGS" not in parse
+    offsets = (ROOT / "connector/kafka/_offsets.py").read_text(encoding="utf-8")
+    assert '"offsetsbytimestamp"' not in offsets and "_PRECEDENCE" in parse
