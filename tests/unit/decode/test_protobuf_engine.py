@@ -20,6 +20,24 @@ SCHEMAS = {name: (text, msg, depth, 8 if name in ("nested", "recursive") else 3)
            for name, (text, msg, depth) in SHAPES.items()}
 SCHEMAS["order"] = (PROTO, "shop.Order", 0, 3)       # Struct (JSON text), wrappers, Duration, uint64
 SCHEMAS["legacy"] = (PROTO2, "legacy.Item", 0, 1)     # proto2 presence and defaults
+WKT = """syntax = "proto3";
+package w;
+import "google/protobuf/struct.proto";
+import "google/protobuf/any.proto";
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/wrappers.proto";
+message Doc {
+  google.protobuf.Struct top = 1; repeated google.protobuf.Value values = 2;
+  map<string, google.protobuf.ListValue> lists = 3; Inner inner = 4;
+  oneof pick { google.protobuf.Struct s = 5; google.protobuf.Int64Value n = 6;
+               google.protobuf.Timestamp at = 7; string text = 8; }
+  map<string, google.protobuf.StringValue> labels = 9; repeated google.protobuf.Any anys = 10;
+  google.protobuf.Any any = 11;
+}
+message Inner { google.protobuf.Value v = 1; repeated google.protobuf.Struct ss = 2; Doc back = 3; }
+"""
+# JSON-text types anywhere (issue 27), wrappers and Timestamps in a oneof and a map; recursion
+SCHEMAS["wkt"] = (WKT, "w.Doc", 2, 3)
 
 _DECODERS: dict = {}
 
