@@ -68,6 +68,22 @@ def frame_as_repeated(payloads: pa.BinaryArray) -> bytes:
     return b"" if data is None else data.slice(start, stop - start).to_pybytes()
 
 
+def _has_required(desc) -> bool:
+    """True when a proto2 ``required`` field is reachable from ``desc``."""
+    seen, todo = set(), [desc]
+    while todo:
+        d = todo.pop()
+        if d.full_name in seen:
+            continue
+        seen.add(d.full_name)
+        for f in d.fields:
+            if f.is_required:
+                return True
+            if f.type == FD.TYPE_MESSAGE:
+                todo.append(f.message_type)
+    return False
+
+
 class ProtoCodec:
     """Decoder of payloads of one message type (the reader's) to Arrow."""
 
@@ -81,6 +97,7 @@ class ProtoCodec:
         self._engine: PtarsEngine | None = None  # built at the first fast decode
         self._validator: WireValidator | None = None
         self._engine_ok = engine_supports(self.desc)
+        self._required = _has_required(self.desc)
 
     @property
     def full_name(self) -> str:
@@ -100,6 +117,9 @@ class ProtoCodec:
         if not checked:
             for i, why in self._wire_errors(payloads).items():
                 errors[i] = errors[i] or f"{prefix}: {why}"
+        if self._required:
+            for i, why in self._missing_required(payloads, errors).items():
+                errors[i] = f"{prefix}: {why}"
         if errors.count(None) != n:  # an error row never carries a (possibly wrong) value
             bad = pa.array(np.not_equal(np.array(errors, object), _NONE).astype(bool))
             vals = pc.if_else(bad, pa.nulls(n, vals.type), vals)
@@ -147,6 +167,32 @@ class ProtoCodec:
         if self._validator is None:
             self._validator = WireValidator(self.desc)
         return self._validator.check(payloads)[0]
+
+    def _missing_required(self, payloads: pa.BinaryArray, errors: list) -> dict[int, str]:
+        """{row: reason} for rows without an error that lack a proto2 ``required`` field (at
+        any depth). protobuf's parser accepts them (``ParseFromString`` does not check) and
+        ptars reads the default: a value that was never sent. One C-level parse of the group
+        and one ``IsInitialized``; rows one by one only when some row lacks one."""
+        keep = np.flatnonzero(np.equal(np.array(errors, object), _NONE))
+        if not len(keep):
+            return {}
+        part = payloads.take(pa.array(keep))
+        try:
+            batch = self.compiled.batch_class(self.desc).FromString(frame_as_repeated(part))
+            if len(batch.items) == len(keep) and batch.IsInitialized():
+                return {}
+            msgs = list(batch.items) if len(batch.items) == len(keep) else None
+        except (PbDecodeError, ValueError, RuntimeError):
+            msgs = None
+        out = {}
+        for j, i in enumerate(keep.tolist()):
+            try:
+                m = msgs[j] if msgs is not None else self.cls.FromString(part[j].as_py())
+            except (PbDecodeError, ValueError, RuntimeError, TypeError):
+                continue  # not this check's business: the parse decides elsewhere
+            if not m.IsInitialized():
+                out[i] = "missing required fields: " + ", ".join(m.FindInitializationErrors())
+        return out
 
     def _refused_by_protobuf(self, payloads: pa.BinaryArray) -> dict[int, str]:
         """{row: reason} for rows protobuf's own parser refuses: one C-level parse of the
