@@ -48,13 +48,13 @@ writes to a sink slot; the row is then rolled back and the caller grows the colu
 the row. Work is bounded per byte (items per row are capped) and nesting (collections and
 subroutine calls) is capped at :data:`MAX_NESTING` frames, on an explicit stack.
 """
-import numba
 import numpy as np
 
+from connector.formats.core._jit import njit
 from connector.formats.avro._walk import MAX_NESTING
 
 # helpers allocate nothing: compiled without reference counting (see the docstring)
-_helper = numba.njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+_helper = njit(nogil=True, _nrt=False)
 
 (OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
  OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR) = range(18)
@@ -112,7 +112,7 @@ def _copy(dst, src):
         dst[i] = src[i]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items, max_bytes,
          cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, err_out, r0):
     # the buffer arguments are ColumnBuffers.args() (connector.formats.core)

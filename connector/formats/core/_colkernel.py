@@ -1,10 +1,11 @@
 """numba helpers of :mod:`connector.formats.core._colbuf` (imported lazily: numba is slow to
 import). Compiled once, cached on disk."""
-import numba
 import numpy as np
 
+from connector.formats.core._jit import njit
 
-@numba.njit(cache=True, nogil=True)
+
+@njit(nogil=True)
 def regrow(cbase, cnt, cval, cvalid, clen, newcap):
     """Value regions with capacities ``newcap`` (each ≥ its count), values kept, plus a sink."""
     ncols = len(cbase)
@@ -24,7 +25,7 @@ def regrow(cbase, cnt, cval, cvalid, clen, newcap):
     return nb, v2, d2, l2
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def regrow_bytes(bbase, bcnt, bdata, newcap):
     """Byte regions with capacities ``newcap`` (each ≥ its count), bytes kept."""
     ncols = len(bbase)

@@ -24,13 +24,13 @@ above) is rolled back and flagged *slow*: the caller decodes it with the referen
 that fails is rolled back and replaced by a null root. Work is bounded per byte; nesting is
 capped at :data:`MAX_NESTING`; items, entries and members per row at ``cap_items``.
 """
-import numba
 import numpy as np
 
+from connector.formats.core._jit import njit
 from connector.formats.json_schema._guard import MAX_NESTING
 
 # helpers allocate nothing: compiled without reference counting (see the docstring)
-_helper = numba.njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+_helper = njit(nogil=True, _nrt=False)
 
 J_STRUCT, J_MAP, J_LIST, J_STRING, J_TS, J_DATE, J_INT, J_FLOAT, J_BOOL, J_NULL, J_JSON = range(11)
 SKIP = -2  # a value the reader does not keep: validated only
@@ -533,7 +533,7 @@ def _copy(dst, src):
         dst[i] = src[i]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def rows(buf, starts, ends, kind, ncol, nchild, nkey, nallowed, nf0, nf1, ntab, nmask, fchild,
          fname0, fname1, fplain, names, ftab, root, root_col, fill0, fill1, fills, cap_items, max_bytes,
          cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, seen, scratch,

@@ -1,12 +1,12 @@
 """The numba kernel of :mod:`connector.formats.protobuf._validate` (imported lazily: numba is
 slow to import, and only Protobuf reads need it). Compiled once, cached on disk."""
-import numba
 import numpy as np
 
+from connector.formats.core._jit import njit
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def varint(data, pos, end):
     """(value low bits, new pos, error code)."""
     v = np.uint64(0)
@@ -23,7 +23,7 @@ def varint(data, pos, end):
     return v, pos, 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def lookup(t, num, t_start, t_end, f_num):
     lo, hi = t_start[t], t_end[t]
     while lo < hi:
@@ -37,7 +37,7 @@ def lookup(t, num, t_start, t_end, f_num):
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_packed,
           f_wt, f_once, f_single, dense, out_code, out_redo):
     n = len(offs) - 1

@@ -1,8 +1,8 @@
 """The numba kernel of :mod:`connector.formats.protobuf._wktjson` (imported lazily: numba is
 slow to import). Compiled once, cached on disk."""
-import numba
 import numpy as np
 
+from connector.formats.core._jit import njit
 from connector.formats.protobuf._limits import MAX_DEPTH
 
 K_STRUCT, K_VALUE, K_LIST, K_ANY = range(4)
@@ -19,7 +19,7 @@ ANY_ENDS = np.cumsum([len(n) for n, _ in _ANY_TYPES]).astype(np.int64)
 ANY_CODES = np.array([c for _, c in _ANY_TYPES], np.int64)
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
 _F_STRUCT, _F_LIST, _F_CLOSE = 0, 1, 2
-_helper = numba.njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+_helper = njit(nogil=True, _nrt=False)
 
 
 @_helper
@@ -178,7 +178,7 @@ def _two_fields(buf, s, e):
     return True, w1, a1, b1, w2, a2, b2
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def render(data, offs, valid, kind, out, out_offs, status, dbl, names, name_ends, codes):
     """Every valid value → ``out`` (offsets ``out_offs``); returns the number of doubles."""
     n = len(offs) - 1
@@ -565,7 +565,7 @@ def render(data, offs, valid, kind, out, out_offs, status, dbl, names, name_ends
     return nd
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def splice(text, offs, fmt, fmt_offs):
     """Each 0x00 of ``text`` replaced by the next number of ``fmt``."""
     n = len(offs) - 1
