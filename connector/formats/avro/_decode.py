@@ -36,7 +36,7 @@ __all__ = ["AvroCodec"]
 
 
 def _messages(cap_items: int, cap_bytes: int) -> dict[int, str]:
-    from connector.formats.avro import _vm as V
+    from connector.formats.avro import _opcodes as V
     from connector.formats.avro._walk import MAX_NESTING
 
     return {V.E_TRUNC: "truncated payload",

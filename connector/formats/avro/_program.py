@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro import _plan as P
-from connector.formats.avro import _vm as V
+from connector.formats.avro import _opcodes as V
 from connector.formats.avro._schema import Node, arrow_type_of, union_kind
 from connector.formats.avro._walk import min_size, skip_width
 

@@ -50,19 +50,18 @@ subroutine calls) is capped at :data:`MAX_NESTING` frames, on an explicit stack.
 """
 import numpy as np
 
-from connector.formats.core._jit import njit
+from connector.formats.core import njit
+from connector.formats.avro._opcodes import (  # noqa: F401 - the kernel's constants
+    OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
+    OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, K_I32,
+    K_I64, K_F32, K_F64, E_TRUNC, E_VARINT, E_INT32, E_LENGTH, E_BOOL, E_ENUM_RANGE,
+    E_ENUM_UNKNOWN, E_BRANCH, E_COUNT, E_CAP, E_DEEP, E_TRAILING, E_MILLIS, E_BIG, E_CUSTOM,
+)
 from connector.formats.avro._walk import MAX_NESTING
 
 # helpers allocate nothing: compiled without reference counting (see the docstring)
 _helper = njit(nogil=True, _nrt=False)
 
-(OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
- OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR) = range(18)
-K_I32, K_I64, K_F32, K_F64 = range(4)  # reader kinds and storage of numeric columns
-
-E_TRUNC, E_VARINT, E_INT32, E_LENGTH, E_BOOL, E_ENUM_RANGE, E_ENUM_UNKNOWN, E_BRANCH, E_COUNT, \
-    E_CAP, E_DEEP, E_TRAILING, E_MILLIS, E_BIG = range(1, 15)
-E_CUSTOM = 100  # program-specific messages: E_CUSTOM + index
 
 _I64_MS = (2**63 - 1) // 1000
 _U32 = np.uint64(1) << np.uint64(32)

@@ -22,6 +22,7 @@ from connector.formats.core._evolution import (
     new_fields,
     rescue_json,
 )
+from connector.formats.core._jit import njit
 from connector.formats.core._format import EncoderModel, PayloadFormat, ReaderModel, canonical_text, refs_of, refs_texts
 from connector.formats.core._options import DecodeOptions, DecodeResult, EnumRepr, Mode
 from connector.formats.core._process import ProcessCache, SchemaBound
@@ -65,4 +66,6 @@ __all__ = [
     "coerce", "EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
     "fixed_width_rows", "int_values", "join_rows", "valid_mask", "varint_lengths", "varints", "with_validity",
     "zigzag",
+    # compiled kernels: numba's njit, cached on disk where it can be
+    "njit",
 ]

@@ -1,5 +1,5 @@
-"""``numba.njit`` with an on-disk cache where one can be written (imported lazily: numba is slow
-to import).
+"""``numba.njit`` with an on-disk cache where one can be written (numba, slow to import, is
+imported at the first decoration: by the kernel modules, themselves imported lazily).
 
 numba looks for a cache directory next to the source (``__pycache__``), then in the user's
 cache directory (``NUMBA_CACHE_DIR`` overrides both); when none is writable — a package
@@ -9,14 +9,14 @@ code.
 """
 from __future__ import annotations
 
-import numba
-
 __all__ = ["njit"]
 
 
 def njit(**options):
     """A decorator: ``numba.njit(cache=True, **options)``, or without the cache when numba
     finds no writable cache directory for the function's file."""
+    import numba
+
     def wrap(fn):
         try:
             return numba.njit(cache=True, **options)(fn)

@@ -26,7 +26,7 @@ capped at :data:`MAX_NESTING`; items, entries and members per row at ``cap_items
 """
 import numpy as np
 
-from connector.formats.core._jit import njit
+from connector.formats.core import njit
 from connector.formats.json_schema._guard import MAX_NESTING
 
 # helpers allocate nothing: compiled without reference counting (see the docstring)

@@ -2,7 +2,7 @@
 slow to import, and only Protobuf reads need it). Compiled once, cached on disk."""
 import numpy as np
 
-from connector.formats.core._jit import njit
+from connector.formats.core import njit
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
 
 

@@ -2,7 +2,7 @@
 slow to import). Compiled once, cached on disk."""
 import numpy as np
 
-from connector.formats.core._jit import njit
+from connector.formats.core import njit
 from connector.formats.protobuf._limits import MAX_DEPTH
 
 K_STRUCT, K_VALUE, K_LIST, K_ANY = range(4)
