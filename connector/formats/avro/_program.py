@@ -144,7 +144,7 @@ class Program:
             self._add(V.OP_BOOL, c)
         elif isinstance(plan, P.NumPlan):
             r = plan.r
-            millis = int(pa.types.is_timestamp(arrow_type_of(r)) and bool(r.logical)
+            millis = int(pa.types.is_timestamp(arrow_type_of(r)) and isinstance(r.logical, str)
                          and r.logical.endswith("millis"))
             store = _STORAGE[self.cols[c].kind]
             if plan.varint:

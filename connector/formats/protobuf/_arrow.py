@@ -27,6 +27,8 @@ as serialized bytes and are decoded one level per call.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -109,7 +111,9 @@ def _acyclic_pool(desc, cut: set):
     into ``repeated bytes`` (same numbers and names)."""
     from google.protobuf import descriptor_pb2, descriptor_pool
 
-    files, order = {}, []
+    FDP = descriptor_pb2.FieldDescriptorProto
+    files: dict[str, Any] = {}
+    order: list[str] = []
 
     def visit(fd):
         if fd.name in files:
@@ -134,24 +138,24 @@ def _acyclic_pool(desc, cut: set):
     for mname, fname in cut:
         for f in by_name[mname].field:
             if f.name == fname:
-                f.type = FD.TYPE_BYTES
+                f.type = FDP.TYPE_BYTES
                 if not f.HasField("oneof_index"):
-                    f.label = FD.LABEL_REPEATED
+                    f.label = FDP.LABEL_REPEATED
                 f.ClearField("type_name")
     for m in by_name.values():  # JSON-text types: read as their bytes (repeated: presence)
         for f in m.field:
             if f.type == FD.TYPE_MESSAGE and f.type_name.lstrip(".") in WKT_JSON:
-                f.type = FD.TYPE_BYTES
+                f.type = FDP.TYPE_BYTES
                 f.ClearField("type_name")
                 if f.label != FD.LABEL_REPEATED and not f.HasField("oneof_index") and \
                         not m.options.map_entry:
-                    f.label = FD.LABEL_REPEATED
+                    f.label = FDP.LABEL_REPEATED
     for m in by_name.values():  # singular wrappers/Timestamp/Duration: one item per occurrence
         for f in m.field:
             if f.type == FD.TYPE_MESSAGE and f.label != FD.LABEL_REPEATED and \
                     f.type_name.lstrip(".") in WKT_SCALARS and not f.HasField("oneof_index") \
                     and not m.options.map_entry:
-                f.label = FD.LABEL_REPEATED
+                f.label = FDP.LABEL_REPEATED
     for fname in order:
         pool.Add(files[fname])
     return pool
