@@ -9,6 +9,7 @@ value that does not cast fails its row (found through list and map offsets), nev
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date, datetime, timezone
 from typing import Any
 
 import msgspec
@@ -149,8 +150,11 @@ class JAssembly:
         self.failed.setdefault(row, why)
 
 
-class _Bad(ValueError):
-    pass
+class BadValue(ValueError):
+    """A JSON value that does not fit its schema's type (a row error)."""
+
+
+_Bad = BadValue
 
 
 def _expect(ok: bool, what: str, v: Any):
@@ -158,12 +162,15 @@ def _expect(ok: bool, what: str, v: Any):
         raise _Bad(f"expected {what}, got {type(v).__name__}")
 
 
-def _reader(n: JNode) -> Callable[[Any], Any]:
-    """A strict converter of one msgspec value to the value of ``read_type(n)`` (date-times and
-    dates stay strings: :func:`finish` converts them as the kernel's path does)."""
+def value_converter(n: JNode, *, dates_as_text: bool = True) -> Callable[[Any], Any]:
+    """A strict converter of one decoded JSON value (msgspec/orjson) to the Python value of ``n``.
+
+    ``dates_as_text``: date-times and dates stay strings (the value of ``read_type(n)``:
+    :func:`finish` converts them as the kernel's path does); else they become ``datetime``/``date``
+    (the value of ``n.arrow``). A value of another type raises :class:`BadValue`."""
     k = n.kind
     if k == "struct":
-        fields = [(name, _reader(t)) for name, t in n.fields]
+        fields = [(name, value_converter(t, dates_as_text=dates_as_text)) for name, t in n.fields]
 
         def struct(v):
             if v is None:
@@ -172,7 +179,7 @@ def _reader(n: JNode) -> Callable[[Any], Any]:
             return {name: c(v.get(name)) for name, c in fields}
         return struct
     if k in ("map", "list"):
-        c = _reader(n.items)
+        c = value_converter(n.items, dates_as_text=dates_as_text)
 
         def coll(v):
             if v is None:
@@ -197,7 +204,7 @@ def _reader(n: JNode) -> Callable[[Any], Any]:
     def scalar(v):
         if v is None:
             return None
-        if k in ("string", "timestamp", "date"):
+        if k == "string" or (dates_as_text and k in ("timestamp", "date")):
             _expect(type(v) is str, "a string", v)
             return v
         if k == "int":
@@ -209,6 +216,13 @@ def _reader(n: JNode) -> Callable[[Any], Any]:
         if k == "bool":
             _expect(type(v) is bool, "a boolean", v)
             return v
+        if k == "timestamp":
+            _expect(type(v) is str, "a date-time string", v)
+            ts = datetime.fromisoformat(v)
+            return ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
+        if k == "date":
+            _expect(type(v) is str, "a date string", v)
+            return date.fromisoformat(v)
         raise _Bad(f"expected null, got {type(v).__name__}")
     return scalar
 
@@ -216,7 +230,7 @@ def _reader(n: JNode) -> Callable[[Any], Any]:
 def slow_values(node: JNode, values: list) -> tuple[pa.Array, dict[int, str]]:
     """Values decoded by msgspec → (an array of ``node.arrow``, {index: reason} of the values
     that do not fit; those are null)."""
-    conv = _reader(node)
+    conv = value_converter(node)
     rt = read_type(node)
     bad: dict[int, str] = {}
     out = []
