@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from registry import Rule, Schema, Secret
 
 from connector.errors import ConfigError
-from connector.schema.rules._cel import NotVectorizable
+from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._kms import KmsSettings
 
 __all__ = ["ContractSettings", "active_rules", "failure_action", "RowFailures", "replayed", "VECTORIZED_TYPES",
@@ -229,3 +229,27 @@ def put_rows(col: pa.Array, idx: np.ndarray, sub: pa.Array) -> pa.Array:
     perm = np.arange(len(col), dtype=np.int64)
     perm[idx] = len(col) + np.arange(len(idx))
     return pa.concat_arrays([col, sub.cast(col.type)]).take(pa.array(perm))
+
+
+def per_record_reason(encoding: list[Rule], domain: list[Rule]) -> str | None:
+    """Why a writer schema's rules must run record by record (through confluent-kafka's
+    executors), or None when every rule is vectorized: payload encryption, field encryption, and
+    CEL conditions/field rules inside the vectorized subset."""
+    why = None
+    for rule in encoding:
+        if rule.type != "ENCRYPT_PAYLOAD":
+            why = why or f"{rule.type} encoding rule {rule.name!r}"
+    for rule in domain:
+        if rule.type == "ENCRYPT":
+            continue
+        if (rule.type == "CEL" and rule.kind == "CONDITION") or rule.type == "CEL_FIELD":
+            try:
+                for part in split_guard(rule.expr or ""):
+                    if part is not None:
+                        compile_cel(part)
+                continue
+            except NotVectorizable as e:
+                why = why or f"{rule.type} rule {rule.name!r}: {e}"
+                continue
+        why = why or f"{rule.type} {rule.kind} rule {rule.name!r}"
+    return why

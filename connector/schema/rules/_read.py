@@ -36,6 +36,7 @@ from connector.formats import DecodeResult, payload_format, refs_of
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import (
+    per_record_reason,
     put_rows,
     true_rows,
     ContractSettings,
@@ -279,22 +280,7 @@ class _State:
         plan = _Plan(active_rules(writer, "ENCODING", "READ"), active_rules(target, "DOMAIN", "READ"), target)
         if r.reader is not None and subject and self._migrates(writer, r.reader, subject):
             plan.per_record = "migration rules between the writer's and the reader's versions"
-        for rule in plan.encoding:
-            if rule.type != "ENCRYPT_PAYLOAD":
-                plan.per_record = plan.per_record or f"{rule.type} encoding rule {rule.name!r}"
-        for rule in plan.domain:
-            if rule.type == "ENCRYPT":
-                continue
-            if rule.type == "CEL" and rule.kind == "CONDITION" or rule.type == "CEL_FIELD":
-                try:
-                    for part in split_guard(rule.expr or ""):
-                        if part is not None:
-                            compile_cel(part)
-                    continue
-                except NotVectorizable as e:
-                    plan.per_record = plan.per_record or f"{rule.type} rule {rule.name!r}: {e}"
-                    continue
-            plan.per_record = plan.per_record or f"{rule.type} {rule.kind} rule {rule.name!r}"
+        plan.per_record = plan.per_record or per_record_reason(plan.encoding, plan.domain)
         if not subject and (plan.per_record or plan.encoding or any(x.type == "ENCRYPT" for x in plan.domain)):
             # keys and migrations belong to a subject: without one these rules cannot run
             plan.no_subject = (f"schema id {writer.id or writer.guid} has data-contract rules whose keys or "

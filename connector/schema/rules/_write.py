@@ -33,6 +33,7 @@ from connector.formats import EncodeResult, payload_format, refs_of
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import (
+    per_record_reason,
     ContractSettings,
     RowFailures,
     active_rules,
@@ -124,23 +125,7 @@ class _State:
         t = rules.target
         self.domain = active_rules(t, "DOMAIN", "WRITE")
         self.encoding = active_rules(t, "ENCODING", "WRITE")
-        self.per_record: str | None = None
-        for rule in self.encoding:
-            if rule.type != "ENCRYPT_PAYLOAD":
-                self.per_record = f"{rule.type} encoding rule {rule.name!r}"
-        for rule in self.domain:
-            if rule.type == "ENCRYPT":
-                continue
-            if (rule.type == "CEL" and rule.kind == "CONDITION") or rule.type == "CEL_FIELD":
-                try:
-                    for part in split_guard(rule.expr or ""):
-                        if part is not None:
-                            compile_cel(part)
-                    continue
-                except NotVectorizable as e:
-                    self.per_record = self.per_record or f"{rule.type} rule {rule.name!r}: {e}"
-                    continue
-            self.per_record = self.per_record or f"{rule.type} {rule.kind} rule {rule.name!r}"
+        self.per_record: str | None = per_record_reason(self.encoding, self.domain)
         self.needs_subject = bool(self.per_record) or any(
             r.type in ("ENCRYPT", "ENCRYPT_PAYLOAD") for r in self.domain + self.encoding)
         self.serde: Any = None
