@@ -51,7 +51,8 @@ import traceback
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
-SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts")
+SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts",
+            "latency")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -206,6 +207,17 @@ def run_contracts(quick: bool, rates: dict) -> None:
     contracts_bench.run(40_000 if quick else 200_000, 2_000 if quick else 10_000, runs=1 if quick else 3, out=rates)
 
 
+def run_latency(quick: bool, latency: dict) -> None:
+    from benchmarks import stream_latency_bench as slb
+
+    # one run per case here (6 queries, about 5 min); the README's medians of 3 come from the script
+    if quick:
+        slb.run(runs=1, warmup_s=5, measure_s=8, out=latency)
+    else:
+        slb.run(runs=1, warmup_s=10, measure_s=30, out=latency)
+    slb.report(latency)
+
+
 def run_first_row(quick: bool, first_row: dict) -> None:
     from benchmarks import first_row_bench
 
@@ -308,6 +320,7 @@ def main(argv=None) -> int:
     errors: dict[str, str] = {}
     corpus: list[dict] = []
     first_row: dict[str, float] = {}
+    latency: dict[str, dict] = {}
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
              "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
              "encode": lambda: run_encode(args.quick, rates),
@@ -315,7 +328,8 @@ def main(argv=None) -> int:
              "write": lambda: run_write(args.quick, rates),
              "pushdown": lambda: run_pushdown(args.quick, rates),
              "firstrow": lambda: run_first_row(args.quick, first_row),
-             "contracts": lambda: run_contracts(args.quick, rates)}
+             "contracts": lambda: run_contracts(args.quick, rates),
+             "latency": lambda: run_latency(args.quick, latency)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
@@ -368,6 +382,7 @@ def main(argv=None) -> int:
     result = {"quick": args.quick, "machine": machine, "load_average_start": load_start,
               "load_average_end": load_end, "seconds": round(elapsed, 1), "records_per_second": rates,
               "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "first_row_seconds": first_row,
+              "latency": latency,
               "goals": verdicts, "errors": errors,
               "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
