@@ -38,8 +38,11 @@ part without Spark, in this process, on the same topic: the stream reader's ``la
 ``partitions`` (what Spark asks the planner process per trigger) and ``read`` of one
 partition's share of a one-second range (what one task does).
 
-Run: ``python -m benchmarks.stream_latency_bench [--quick] [--runs N] [--rates 1000,20000]``
-(or ``python -m benchmarks --sections latency``).
+``--sources traced`` adds a diagnostic case: ``ours`` with each executor ``read()`` timed inside
+Spark's Python workers (:func:`task_trace`).
+
+Run: ``python -m benchmarks.stream_latency_bench [--quick] [--runs N] [--rates 1000,20000]
+[--sources ours,rate,pyfloor,traced]`` (or ``python -m benchmarks --sections latency``).
 """
 from __future__ import annotations
 
@@ -290,6 +293,50 @@ def _python_floor_source():
     return FloorSource
 
 
+def _traced_source(trace_path: str):
+    """``asyncapi-kafka`` with each executor ``read()`` timed into ``trace_path`` (one JSON line
+    per task: pid, call, first batch out, end, rows): our work per task inside Spark's worker.
+    Diagnostic only (``--trace``): the measured cases use the real ``asyncapi-kafka`` format."""
+    from connector.spark import AsyncApiKafkaDataSource
+    from connector.spark._stream import StreamReader
+
+    class TracedReader(StreamReader):
+        def read(self, partition):
+            t_call, t_first, rows = time.time(), None, 0
+            for batch in super().read(partition):
+                if t_first is None:
+                    t_first = time.time()
+                rows += batch.num_rows
+                yield batch
+            with open(trace_path, "a") as f:
+                f.write(json.dumps({"pid": os.getpid(), "call": t_call, "first": t_first or time.time(),
+                                    "end": time.time(), "rows": rows}) + "\n")
+
+    class TracedSource(AsyncApiKafkaDataSource):
+        @classmethod
+        def name(cls):
+            return "asyncapi-kafka-traced"
+
+        def streamReader(self, schema):
+            return TracedReader(super().streamReader(schema).setup)
+
+    return TracedSource
+
+
+def task_trace(path: str, lo: float) -> dict:
+    """Medians (ms) over the traced tasks that started at or after ``lo``: from ``read()`` called
+    to its first batch out (consumer, fetch, decode: ours) and from there to the end (Spark taking
+    the batch while the generator waits, then our clean-up)."""
+    with open(path) as f:
+        tasks = [t for t in map(json.loads, f) if t["call"] >= lo]
+    if not tasks:
+        return {"tasks": 0}
+    return {"tasks": len(tasks), "pids": len({t["pid"] for t in tasks}),
+            "rows_per_task": statistics.median(t["rows"] for t in tasks),
+            "to_first_batch_ms": round(statistics.median(t["first"] - t["call"] for t in tasks) * 1000, 1),
+            "first_batch_to_end_ms": round(statistics.median(t["end"] - t["first"] for t in tasks) * 1000, 1)}
+
+
 def _wait(cond, timeout_s: float, what: str, query=None) -> None:
     deadline = time.monotonic() + timeout_s
     while not cond():
@@ -305,17 +352,26 @@ def run_case(spark, env: dict, source: str, rate: int, warmup_s: float, measure_
     per-batch overhead over the measurement window."""
     ck = tempfile.mkdtemp(prefix="latency-ck-")
     producer = None
-    if source == "ours":
+    trace = os.path.join(ck, "trace.jsonl")
+    if source in ("ours", "traced"):
         topic = f"latency-{rate}-{uuid.uuid4().hex[:8]}"
         env["kafka"].create_topic(topic)
         doc = os.path.join(ck, "doc.json")
         with open(doc, "w") as f:
             f.write(_document(env["kafka"].bootstrap_servers, env["registry"].url, topic))
-        df = (spark.readStream.format("asyncapi-kafka").option("asyncapi", doc).option("channel", "orders")
+        fmt = "asyncapi-kafka"
+        if source == "traced":
+            spark.dataSource.register(_traced_source(trace))
+            fmt = "asyncapi-kafka-traced"
+        df = (spark.readStream.format(fmt).option("asyncapi", doc).option("channel", "orders")
               .option("startingOffsets", "earliest").load())
         sink = Sink("value.orderId")
         producer = SteadyProducer(env["kafka"], topic, env["values"], rate)
-        producer.start()
+        # One seed record first; the steady producer starts once it has reached the sink: a cold
+        # first batch (Python workers starting, 10 s and more on a busy machine) would otherwise
+        # plan a backlog the mock broker (~5 MB per partition) drops before it is read.
+        env["kafka"].produce(topic, env["values"][0], partition=0)
+        env["kafka"].flush()
     elif source == "rate":
         df = spark.readStream.format("rate").option("rowsPerSecond", str(rate)).load()
         sink = Sink(None)
@@ -323,16 +379,21 @@ def run_case(spark, env: dict, source: str, rate: int, warmup_s: float, measure_
         spark.dataSource.register(_python_floor_source())
         df = spark.readStream.format("bench-stream-floor").option("rowsPerSecond", str(rate)).load()
         sink = Sink(None)
-    t_start = time.time()
     query = df.writeStream.foreachBatch(sink).option("checkpointLocation", ck).start()
     try:
+        if producer is not None:
+            _wait(lambda: sink.batches >= 1, 300, "the seed record", query)
+            producer.start()
+        t_start = time.time()
         # warm-up: at least warmup_s and 3 non-empty batches (the first starts Python workers)
         _wait(lambda: sink.batches >= 3 and time.time() - t_start >= warmup_s, warmup_s + 120,
               "3 batches after warm-up", query)
         lo = time.time()
+        registry_before = env["registry"].request_count() if producer is not None else 0
         first_batch = query.lastProgress["batchId"] + 1 if query.lastProgress else 0
         hi = lo + measure_s
         _wait(lambda: sink.seen_until() >= hi, measure_s + 120, "rows past the window", query)
+        registry_in_window = env["registry"].request_count() - registry_before if producer is not None else 0
         progresses = list(query.recentProgress)
     finally:
         query.stop()
@@ -346,13 +407,16 @@ def run_case(spark, env: dict, source: str, rate: int, warmup_s: float, measure_
     out["overhead"] = batch_overhead(progresses, first_batch)
     inside = int(np.count_nonzero((produced_s >= lo) & (produced_s < hi)))
     out["rate_in_window"] = round(inside / measure_s)
-    if source == "ours":
+    if source == "traced":
+        out["tasks"] = task_trace(trace, lo)
+    if producer is not None:
         if sink.undecoded:
             raise RuntimeError(f"{sink.undecoded} rows reached the sink without a decoded value")
         stamps = [(t, n) for t, n in producer.stamps if lo <= t < hi]
         if len(stamps) >= 2:
             out["produced_rate"] = round((stamps[-1][1] - stamps[0][1]) / (stamps[-1][0] - stamps[0][0]))
         out["topic"], out["doc"] = topic, doc
+        out["registry_requests_in_window"] = registry_in_window
     return out
 
 
@@ -401,7 +465,7 @@ def spark_session():
 
 
 def run(rates=RATES, runs: int = 3, warmup_s: float = 10.0, measure_s: float = 30.0,
-        out: dict | None = None) -> dict:
+        out: dict | None = None, sources=SOURCES) -> dict:
     """Every (rate, source) case ``runs`` times, alternating; medians per case."""
     import fastavro  # noqa: F401  (fail early when the bench's own dependencies are missing)
 
@@ -413,20 +477,30 @@ def run(rates=RATES, runs: int = 3, warmup_s: float = 10.0, measure_s: float = 3
     import pyspark_asyncapi_kafka  # noqa: F401  (auto-registration, as PySpark does it)
     raw: dict[tuple[int, str], list[dict]] = {}
     own: dict[int, dict] = {}
+    failed: dict[tuple[int, str], list[str]] = {}
     try:
         with RegistryServer() as registry, EmbeddedKafka() as kafka:
             sid = registry.register("orders-value", json.dumps(ORDER_V2))
             env = {"kafka": kafka, "registry": registry, "values": _order_frames(5000, sid, ORDER_V2, 2)}
             for r in range(runs):
                 for rate in rates:
-                    for source in SOURCES:
-                        got = run_case(spark, env, source, rate, warmup_s, measure_s)
+                    for source in sources:
+                        try:
+                            got = run_case(spark, env, source, rate, warmup_s, measure_s)
+                        except Exception as e:  # a busy machine can stall a query: say so, go on
+                            print(f"  run {r + 1}/{runs} {source:>4} @ {rate:>6,}/s FAILED: "
+                                  f"{type(e).__name__}: {str(e)[:300]}", flush=True)
+                            failed.setdefault((rate, source), []).append(f"{type(e).__name__}: {str(e)[:300]}")
+                            continue
                         raw.setdefault((rate, source), []).append(got)
                         print(f"  run {r + 1}/{runs} {source:>4} @ {rate:>6,}/s: p50 {got['p50_ms']} ms, "
                               f"p99 {got['p99_ms']} ms, {got['overhead'].get('batches')} batches, "
                               f"load {os.getloadavg()[0]:.1f}", flush=True)
                         if source == "ours" and r == runs - 1:
-                            own[rate] = own_costs(env, got["doc"], rate)
+                            try:
+                                own[rate] = own_costs(env, got["doc"], rate)
+                            except Exception as e:
+                                print(f"  own costs @ {rate:,}/s FAILED: {type(e).__name__}: {e}", flush=True)
     finally:
         spark.stop()
     for (rate, source), cases in raw.items():
@@ -435,7 +509,15 @@ def run(rates=RATES, runs: int = 3, warmup_s: float = 10.0, measure_s: float = 3
               for k in cases[0]["overhead"]}
         out[f"{source} @ {rate}/s"] = {"p50_ms": med("p50_ms"), "p99_ms": med("p99_ms"), "max_ms": med("max_ms"),
                                         "rows": med("rows"), "overhead_ms": ov, "runs": len(cases),
-                                        "own_costs_ms": own.get(rate) if source == "ours" else None}
+                                        "own_costs_ms": own.get(rate) if source == "ours" else None,
+                                        "failed_runs": failed.get((rate, source), [])}
+        if source in ("ours", "traced"):
+            out[f"{source} @ {rate}/s"]["registry_requests_in_window"] = max(
+                c["registry_requests_in_window"] for c in cases)
+        if source == "traced":
+            out[f"{source} @ {rate}/s"]["tasks"] = cases[-1]["tasks"]
+    for (rate, source), errors in failed.items():
+        out.setdefault(f"{source} @ {rate}/s", {"failed_runs": errors})
     return out
 
 
@@ -443,6 +525,9 @@ def report(results: dict) -> None:
     print(f"\n{'case':<18}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'rows/batch':>11}{'batch ms':>10}"
           f"{'addBatch':>9}{'latestOff':>10}{'planning':>9}{'wal+commit':>11}")
     for name, r in results.items():
+        if "p50_ms" not in r:
+            print(f"{name:<18} every run failed")
+            continue
         o = r["overhead_ms"]
         wal = o.get("walCommit", 0) + o.get("commitOffsets", 0)
         print(f"{name:<18}{r['p50_ms']:>9}{r['p99_ms']:>9}{r['max_ms']:>9}{o.get('rows_per_batch', 0):>11.0f}"
@@ -451,6 +536,12 @@ def report(results: dict) -> None:
     for name, r in results.items():
         if r.get("own_costs_ms"):
             print(f"our own work per trigger/task, no Spark ({name}): {r['own_costs_ms']}")
+        if "registry_requests_in_window" in r:
+            print(f"registry requests during the measurement window ({name}): {r['registry_requests_in_window']}")
+        if r.get("failed_runs"):
+            print(f"failed runs ({name}): {r['failed_runs']}")
+        if r.get("tasks"):
+            print(f"our read() per task inside Spark's workers ({name}): {r['tasks']}")
 
 
 def main(argv=None) -> int:
@@ -460,13 +551,16 @@ def main(argv=None) -> int:
     ap.add_argument("--rates", default=",".join(map(str, RATES)))
     ap.add_argument("--warmup", type=float, default=10.0)
     ap.add_argument("--seconds", type=float, default=30.0, help="measurement window per case")
+    ap.add_argument("--sources", default=",".join(SOURCES),
+                    help="comma list of " + ",".join(SOURCES) + ",traced (ours with executor reads timed)")
     args = ap.parse_args(argv)
     rates = tuple(int(x) for x in args.rates.split(","))
     print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    sources = tuple(x.strip() for x in args.sources.split(",") if x.strip())
     if args.quick:
-        results = run(rates, runs=1, warmup_s=5, measure_s=8)
+        results = run(rates, runs=1, warmup_s=5, measure_s=8, sources=sources)
     else:
-        results = run(rates, runs=args.runs, warmup_s=args.warmup, measure_s=args.seconds)
+        results = run(rates, runs=args.runs, warmup_s=args.warmup, measure_s=args.seconds, sources=sources)
     report(results)
     print(f"load average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
