@@ -7,7 +7,9 @@ Avro), 8 partitions (noida-db stops serving fetches from a partition of ~100 MB:
 is the time of the record at 99% of the topic, with ``spark.sql.python.filterPushdown.enabled``
 off (Spark reads and decodes every record, then filters) and on (each partition's range starts
 at the broker's offsets-for-times answer), alternating, medians of ``runs``, same session,
-same broker, same data. The row counts of both are checked equal before timing.
+same broker, same data. The row counts of both are checked equal before timing. Spark's floor
+for such a query is timed in the same rounds: a trivial Python data source that takes the same
+filter and yields one row (off / floor is the most any source could reach on this machine).
 
 Broker: noida-db (``connector.testing.NoidaBroker``), the only local peer that looks offsets up
 by timestamp: the librdkafka mock cluster answers "no match" for every time (so pushdown cannot
@@ -33,6 +35,8 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 SETTING = "spark.sql.python.filterPushdown.enabled"
 OFF = "pushdown: last 1% by timestamp, pushdown off (Spark filters)"
 ON = "pushdown: last 1% by timestamp, pushdown on"
+ON_UNPACKED = "pushdown: last 1% by timestamp, pushdown on, one task per range (minRecordsPerPartition=0)"
+FLOOR = "pushdown: Spark's floor, a trivial Python data source taking the same filter (one row)"
 BASE_MS = 1_767_225_600_000
 
 
@@ -80,6 +84,32 @@ def produce(bootstrap: str, topic: str, total: int, partitions: int) -> None:
         raise RuntimeError("records left undelivered")
 
 
+def _floor_source():
+    """A Python data source that takes every filter pushed to it and yields one row: what Spark
+    itself charges for a pushed query, whatever the source does."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader
+
+    class _Reader(DataSourceReader):
+        def pushFilters(self, filters):
+            return iter(())
+
+        def read(self, partition):
+            yield (1, None)
+
+    class FloorSource(DataSource):
+        @classmethod
+        def name(cls):
+            return "bench-pushdown-floor"
+
+        def schema(self):
+            return "x int, timestamp timestamp"
+
+        def reader(self, schema):
+            return _Reader()
+
+    return FloorSource
+
+
 def run(spark, total: int = 2_000_000, partitions: int = 8, runs: int = 3, out: dict | None = None) -> dict:
     """records/s (of the whole topic) of the query with pushdown off and on; ``out`` gets both."""
     from connector.kafka import KafkaOffsetReader
@@ -104,31 +134,60 @@ def run(spark, total: int = 2_000_000, partitions: int = 8, runs: int = 3, out: 
         since += f".{(BASE_MS + int(total * 0.99)) % 1000:03d}"
         where = f"timestamp >= '{since}'"
 
-        def query(on: bool):
+        spark.dataSource.register(_floor_source())
+
+        def floor():
+            spark.conf.set(SETTING, "true")
+            spark.read.format("bench-pushdown-floor").load().where(where).write.format("noop").mode("overwrite").save()
+
+        def lookup():  # what the broker takes to answer the planner's question
+            with KafkaOffsetReader(broker.conf) as r:
+                r.first_offsets_at(tps, BASE_MS + int(total * 0.99))
+
+        def query(on, **options):
             spark.conf.set(SETTING, "true" if on else "false")
             # a fresh DataFrame per query: PySpark 4.1-4.3 keep a pushed plan on a reused one
-            df = spark.read.format("asyncapi-kafka").option("asyncapi", path).option("channel", "payments") \
-                .load().where(where)
-            return df
+            reader = spark.read.format("asyncapi-kafka").option("asyncapi", path).option("channel", "payments")
+            for k, v in options.items():
+                reader = reader.option(k, v)
+            return reader.load().where(where)
 
         try:
             counts = {on: query(on).count() for on in (False, True)}  # warm-up: workers, consumers
             if counts[False] != counts[True] or not 0 < counts[True] <= total // 100 + partitions:
                 raise RuntimeError(f"row counts differ or are off: {counts}")
-            times: dict[bool, list[float]] = {False: [], True: []}
+            # the pushed query as planned before small ranges shared tasks: one task per partition
+            unpacked = {"minRecordsPerPartition": "0"}
+            query(True, **unpacked).count()
+            floor()
+            times: dict = {False: [], True: [], "unpacked": [], "floor": [], "lookup": []}
             for _ in range(runs):
-                for on in (False, True):
+                for side in (False, True, "unpacked", "floor", "lookup"):
                     t0 = time.perf_counter()
-                    query(on).write.format("noop").mode("overwrite").save()
-                    times[on].append(time.perf_counter() - t0)
+                    if side == "lookup":
+                        lookup()
+                    elif side == "floor":
+                        floor()
+                    else:
+                        query(side is not False, **(unpacked if side == "unpacked" else {})) \
+                            .write.format("noop").mode("overwrite").save()
+                    times[side].append(time.perf_counter() - t0)
         finally:
             spark.conf.unset(SETTING)
             os.unlink(path)
     off, on = statistics.median(times[False]), statistics.median(times[True])
+    unpacked_s = statistics.median(times["unpacked"])
+    floor_s = statistics.median(times["floor"])
     print(f"  {counts[True]:,} rows of {total:,}; off {['%.2f' % t for t in times[False]]} s, "
-          f"on {['%.2f' % t for t in times[True]]} s: {off / on:.1f}x", flush=True)
+          f"on {['%.2f' % t for t in times[True]]} s: {off / on:.1f}x; on with one task per range "
+          f"{['%.2f' % t for t in times['unpacked']]} s: {off / unpacked_s:.1f}x; Spark's floor (a trivial "
+          f"source taking the filter) {['%.2f' % t for t in times['floor']]} s: off / floor {off / floor_s:.1f}x "
+          f"is the most any source can reach here; ours is {floor_s / on:.2f}x the floor; the broker's "
+          f"offsets-for-times answer alone {['%.2f' % t for t in times['lookup']]} s", flush=True)
     out[OFF] = total / off
     out[ON] = total / on
+    out[ON_UNPACKED] = total / unpacked_s
+    out[FLOOR] = total / floor_s
     return out
 
 
@@ -145,7 +204,8 @@ def main() -> None:
         got = run(spark, args.records, args.partitions, args.runs)
     finally:
         spark.stop()
-    print(f"load average {os.getloadavg()[0]:.1f}; pushdown on / off: {got[ON] / got[OFF]:.1f}x (goal 20x)")
+    print(f"load average {os.getloadavg()[0]:.1f}; pushdown on / off: {got[ON] / got[OFF]:.1f}x (goal 20x); "
+          f"Spark's floor / off: {got[FLOOR] / got[OFF]:.1f}x")
 
 
 if __name__ == "__main__":

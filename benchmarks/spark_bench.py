@@ -78,6 +78,35 @@ def _framed(n: int, sid: int, distinct: int = 5000) -> list[bytes]:
     return [out[i % len(out)] for i in range(n)]
 
 
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far by this process (the mock broker and registry live here), the
+    JVM, and the Python workers under it (Linux ``/proc``; empty elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        procs[int(pid)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick, cmd)
+    me = os.getpid()
+    out = {"driver + broker": procs.get(me, (0, 0.0, b""))[1], "JVM": 0.0, "Python workers": 0.0}
+    for pid, (ppid, cpu, cmd) in procs.items():
+        chain, p = [], ppid  # is `pid` under this process?
+        while p > 1 and p != me and p in procs and len(chain) < 10:
+            chain.append(p)
+            p = procs[p][0]
+        if p != me or pid == me:
+            continue
+        out["JVM" if b"java" in cmd.split(b"\0")[0] else "Python workers"] += cpu
+    return out
+
+
 def _timed(fn, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
@@ -203,17 +232,36 @@ def _orders_document(bootstrap: str, registry_url: str) -> str:
     return json.dumps(doc)
 
 
+#: The end-to-end cases of the suite: (records, partitions). One topic per 4 partitions (the
+#: mock cluster gives 4 to every auto-created topic); lz4 on the producer, or 50k records of
+#: ~110 B per partition would overflow the mock's ~5 MB per partition.
+ORDERS_CASES = ((40_000, 4), (200_000, 4), (1_000_000, 40))
+
+
+def case_label(total: int, partitions: int) -> str:
+    return f"{total:,}/{partitions}p"
+
+
 def realistic_end_to_end(spark, total: int = 1_000_000, runs: int = 3, out: dict | None = None,
-                         label: str | None = None) -> dict:
-    """records/s of the source (noop sink) and of a raw consume loop on the realistic order
-    schema (two writer versions per partition), same broker, same run."""
+                         label: str | None = None, partitions: int | None = None,
+                         options: dict | None = None, variants: dict | None = None) -> dict:
+    """records/s of the source (noop sink), of a raw consume loop and of Spark's floor on the
+    realistic order schema (two writer versions per partition), same broker, same run.
+
+    ``partitions`` (default: one per 25k records, in topics of 4); ``options`` are passed to
+    every read; ``variants`` (name -> extra options) are timed as more rows, alternating with
+    the others. Rounds alternate raw loop, source, variants and floor after a warm-up of each.
+    """
     from connector.kafka import KafkaOffsetReader
     from connector.testing import EmbeddedKafka, RegistryServer
 
     out = {} if out is None else out
-    label = label or f"{total:,}"
-    topics = max(1, -(-total // ORDERS_PER_TOPIC))
-    with RegistryServer() as registry, EmbeddedKafka() as kafka:
+    partitions = partitions or 4 * max(1, -(-total // ORDERS_PER_TOPIC))
+    topics = max(1, partitions // 4)
+    label = label or case_label(total, partitions)
+    floor_path = None
+    with RegistryServer() as registry, \
+            EmbeddedKafka(producer_config={"compression.type": "lz4", "linger.ms": 50}) as kafka:
         v1 = registry.register("orders-value", json.dumps(ORDER_V1))
         v2 = registry.register("orders-value", json.dumps(ORDER_V2))
         per_part = total // (topics * 4)
@@ -234,44 +282,83 @@ def realistic_end_to_end(spark, total: int = 1_000_000, runs: int = 3, out: dict
             f.write(_orders_document(kafka.bootstrap_servers, registry.url))
             doc_path = f.name
 
-        def reader():
-            return spark.read.format("asyncapi-kafka").option("asyncapi", doc_path).option("channel", "orders")
-
-        def spark_read():
-            reader().load().write.format("noop").mode("overwrite").save()
+        def reader(extra=None):
+            r = spark.read.format("asyncapi-kafka").option("asyncapi", doc_path).option("channel", "orders")
+            for k, v in {**(options or {}), **(extra or {})}.items():
+                r = r.option(k, v)
+            return r
 
         import pyspark_asyncapi_kafka  # noqa: F401
 
-        df = reader().load()
-        n_rows = df.count()  # warm-up: workers, consumers, schemas
-        if n_rows != produced:
-            raise RuntimeError(f"source read {n_rows} rows, {produced} produced")
-        row = df.where("value.channel = 'APP'").select("value.*").limit(1).collect()
-        if not row or row[0]["total"] is None:
-            raise RuntimeError(f"v2 rows did not decode: {row}")
-        bad = df.where("_error IS NOT NULL").count() if "_error" in df.columns else 0
-        if bad:
-            raise RuntimeError(f"{bad} rows failed to decode")
-        floor_path = _predecoded(doc_path, names[0])
-        raw = _timed(lambda: raw_loop(kafka.conf, ends), runs)
-        src = _timed(spark_read, runs)
-        out[f"spark e2e orders {label}: raw confluent-kafka consume loop"] = produced / statistics.median(raw)
-        out[f"spark e2e orders {label}: asyncapi-kafka source -> noop (local[2])"] = \
-            produced / statistics.median(src)
-        os.unlink(doc_path)
-    # Spark's own floor for this output: the same decoded batches, read from a file by a trivial
-    # Python data source (no Kafka, no decoding), same partition count and rows.
-    spark.dataSource.register(PredecodedSource)
-    try:
-        def floor():
-            (spark.read.format("bench-predecoded").option("path", floor_path)
-             .option("partitions", str(topics * 4)).load().write.format("noop").mode("overwrite").save())
-        floor()
-        out[f"spark e2e orders {label}: Spark floor (pre-decoded Arrow batches -> noop)"] = \
-            produced / statistics.median(_timed(floor, runs))
-    finally:
-        os.unlink(floor_path)
+        try:
+            df = reader().load()
+            n_rows = df.count()  # warm-up: workers, consumers, schemas
+            if n_rows != produced:
+                raise RuntimeError(f"source read {n_rows} rows, {produced} produced")
+            row = df.where("value.channel = 'APP'").select("value.*").limit(1).collect()
+            if not row or row[0]["total"] is None:
+                raise RuntimeError(f"v2 rows did not decode: {row}")
+            bad = df.where("_error IS NOT NULL").count() if "_error" in df.columns else 0
+            if bad:
+                raise RuntimeError(f"{bad} rows failed to decode")
+            floor_path = _predecoded(doc_path, names[0])
+            spark.dataSource.register(PredecodedSource)
+            layout = _layout(doc_path, options)
+
+            def floor(tasks=None):
+                (spark.read.format("bench-predecoded").option("path", floor_path)
+                 .option("layout", ",".join(map(str, tasks or [1] * (topics * 4)))).load()
+                 .write.format("noop").mode("overwrite").save())
+
+            def source(extra=None):
+                reader(extra).load().write.format("noop").mode("overwrite").save()
+
+            sides = {"raw": lambda: raw_loop(kafka.conf, ends), "ours": source, "floor": floor}
+            if len(layout) != topics * 4:  # our plan packs ranges: Spark's floor for that layout too
+                sides["floor, our task layout"] = lambda: floor(layout)
+            for name, extra in (variants or {}).items():
+                sides[name] = lambda extra=extra: source(extra)
+            for fn in sides.values():  # warm-up of every side
+                fn()
+            times: dict[str, list[float]] = {k: [] for k in sides}
+            cpu: dict[str, dict[str, float]] = {k: {} for k in sides}
+            for _ in range(runs):
+                for k, fn in sides.items():
+                    c0 = cpu_seconds()
+                    t0 = time.perf_counter()
+                    fn()
+                    times[k].append(time.perf_counter() - t0)
+                    for g, v in cpu_seconds().items():
+                        cpu[k][g] = cpu[k].get(g, 0.0) + (v - c0.get(g, 0.0)) / runs
+        finally:
+            os.unlink(doc_path)
+            if floor_path:
+                os.unlink(floor_path)
+    rate = {k: produced / statistics.median(v) for k, v in times.items()}
+    # Spark's floor: the faster of one task per Kafka partition and our plan's task layout
+    rate["floor"] = max(rate["floor"], rate.pop("floor, our task layout", 0.0))
+    out[f"spark e2e orders {label}: raw confluent-kafka consume loop"] = rate["raw"]
+    out[f"spark e2e orders {label}: Spark floor (pre-decoded Arrow batches -> noop)"] = rate["floor"]
+    out[f"spark e2e orders {label}: asyncapi-kafka source -> noop (local[2])"] = rate["ours"]
+    for name in variants or {}:
+        out[f"spark e2e orders {label}: source, {name}"] = rate[name]
+    print(f"  orders {label} (lz4, {topics} topic(s)), medians of {runs}, load {os.getloadavg()[0]:.1f}: "
+          f"raw {rate['raw']:,.0f}, floor {rate['floor']:,.0f}, ours {rate['ours']:,.0f} rec/s = "
+          f"{rate['ours'] / rate['raw']:.2f}x raw, {rate['ours'] / rate['floor']:.2f}x floor", flush=True)
+    print(f"    our plan: {len(layout)} task(s) for {topics * 4} partition(s)")
+    for name in [*sides]:
+        print(f"    {name:<28} [{', '.join(f'{t:.2f}' for t in times[name])}] s "
+              f"({produced / statistics.median(times[name]) / rate['floor']:.2f}x floor); CPU s per run: "
+              + ", ".join(f"{g} {v:.2f}" for g, v in cpu[name].items()), flush=True)
     return out
+
+
+def _layout(doc_path: str, options: dict | None) -> list[int]:
+    """Ranges per task of the source's plan for this read (planned in this process)."""
+    from connector.spark._source import AsyncApiKafkaDataSource
+
+    ds = AsyncApiKafkaDataSource({"asyncapi": doc_path, "channel": "orders", **(options or {})})
+    return [len(p.ranges) for p in ds.reader(ds.schema()).partitions()]
 
 
 def _predecoded(doc_path: str, topic: str) -> str:
@@ -281,8 +368,10 @@ def _predecoded(doc_path: str, topic: str) -> str:
 
     ds = AsyncApiKafkaDataSource({"asyncapi": doc_path, "channel": "orders"})
     reader = ds.reader(ds.schema())
-    part = next(p for p in reader.partitions() if p.topic == topic and p.partition == 0)
-    batches = list(reader.read(part))
+    from connector.spark._batch import KafkaInputPartition
+
+    rng = next(r for p in reader.partitions() for r in p.ranges if r[0] == topic and r[1] == 0)
+    batches = list(reader.read(KafkaInputPartition([rng])))
     fd, path = tempfile.mkstemp(suffix=".arrow")
     os.close(fd)
     with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, batches[0].schema) as w:
@@ -295,18 +384,21 @@ def _predecoded_classes():
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
     class PredecodedReader(DataSourceReader):
-        def __init__(self, path, n):
-            self.path, self.n = path, n
+        def __init__(self, path, layout):
+            self.path, self.layout = path, layout
 
         def partitions(self):
-            return [InputPartition(i) for i in range(self.n)]
+            return [InputPartition(n) for n in self.layout]
 
         def read(self, partition):
             with pa.memory_map(self.path) as src:
-                yield from pa.ipc.open_file(src).read_all().to_batches()
+                batches = pa.ipc.open_file(src).read_all().to_batches()
+                for _ in range(partition.value):
+                    yield from batches
 
     class PredecodedSource(DataSource):
-        """Yields the batches of an Arrow IPC file in every partition: Spark's floor."""
+        """Yields the batches of an Arrow IPC file ``n`` times in every partition (option
+        ``layout``: ``n`` per partition, comma-separated): Spark's floor."""
 
         @classmethod
         def name(cls):
@@ -318,7 +410,7 @@ def _predecoded_classes():
                 return from_arrow_schema(pa.ipc.open_file(src).schema)
 
         def reader(self, schema):
-            return PredecodedReader(self.options["path"], int(self.options["partitions"]))
+            return PredecodedReader(self.options["path"], [int(n) for n in self.options["layout"].split(",")])
 
     return PredecodedSource
 
@@ -390,8 +482,8 @@ def main() -> None:
     spark = spark_session()
     out: dict[str, float] = {}
     try:
-        for n in ((40_000,) if args.quick else (40_000, 1_000_000)):
-            realistic_end_to_end(spark, n, runs=1 if args.quick else 3, out=out)
+        for n, p in (ORDERS_CASES[:1] if args.quick else ORDERS_CASES):
+            realistic_end_to_end(spark, n, runs=1 if args.quick else 3, out=out, partitions=p)
         end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
         column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
     finally:

@@ -11,7 +11,7 @@ other              ``UNKNOWN_MAGIC``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import uuid
 
@@ -69,6 +69,7 @@ class ParsedFrames:
     int_id: pa.Array
     guid: pa.Array
     message_indexes: pa.Array | None = None
+    _groups: list | None = field(default=None, init=False, repr=False)  # group_by_schema, once
 
     def __len__(self) -> int:
         return len(self.error)
@@ -153,10 +154,18 @@ class ParsedFrames:
         >>> [(k[1], rows.tolist()) for k, rows in parse_frames(vals, "confluent").group_by_schema()]
         [(7, [0, 2]), (9, [1])]
         """
+        if self._groups is None:  # asked by the decoder and the contract rules of one batch
+            object.__setattr__(self, "_groups", self._group_by_schema())
+        assert self._groups is not None
+        return self._groups
+
+    def _group_by_schema(self) -> list[tuple[SchemaKey, np.ndarray]]:
         ok = self.error == 0
         n = len(self)
         out: list = []
-        for code in np.unique(self.framing[ok]).tolist():
+        codes = self.framing[ok]
+        one = len(codes) and codes.min() == codes.max()
+        for code in ([int(codes[0])] if one else np.unique(codes).tolist()):
             fr = Framing.from_code(code)
             rows = np.flatnonzero(ok & (self.framing == code))
             if fr is Framing.NONE or fr is Framing.AUTO:
@@ -170,6 +179,9 @@ class ParsedFrames:
             else:
                 ids = np.frombuffer(self.int_id.buffers()[1], dtype=np.int64)
                 keys = ids[self.int_id.offset:self.int_id.offset + n][rows]
+                if len(keys) and keys.min() == keys.max():  # the common batch: one writer, no sort
+                    out.append(((fr, int(keys[0])), rows))
+                    continue
                 uniq, inv = np.unique(keys, return_inverse=True)
                 labels = [int(u) for u in uniq]
             inv = inv.reshape(-1)

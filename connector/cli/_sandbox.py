@@ -244,8 +244,8 @@ def sandbox_command(args: argparse.Namespace) -> int:
                 print("nothing could be produced for this document (see the reasons above)", flush=True)
             if args.no_wait:
                 return 0
-            print("READY — press Ctrl-C to stop", flush=True)
-            try:
+            try:  # READY inside the try: a Ctrl-C right after it is a stop, not a traceback
+                print("READY — press Ctrl-C to stop", flush=True)
                 while not stop.wait(1.0):
                     pass
             except KeyboardInterrupt:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from connector.errors import DataLossError
 
-__all__ = ["OffsetRange", "plan_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
+__all__ = ["OffsetRange", "plan_ranges", "pack_ranges", "validate_ranges", "reconcile_offsets", "report_data_loss",
            "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO", "COULD_NOT_READ_OFFSET_RANGE",
            "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", "PARTITIONS_DELETED",
            "PARTITION_OFFSET_CHANGED", "START_OFFSET_RESET"]
@@ -230,4 +230,51 @@ def plan_ranges(start: Mapping[TP, int], end: Mapping[TP, int], *,
         parts = 1 if r.topic_partition in unsplit_tps else \
             _part_count(r.size, split_total, split_min)
         out.extend(x for x in _divide(r, parts) if x.size > 0)
+    return out
+
+
+def pack_ranges(ranges: Sequence[OffsetRange], target: int | None) -> list[tuple[OffsetRange, ...]]:
+    """Group small ranges so that one read task takes several, up to ``target`` records.
+
+    Every Spark task costs a fixed amount (scheduling, a Python worker round trip, a consumer)
+    whatever it reads, and ``local[2]`` runs them in waves of two: a read of many small ranges
+    (a pushed-down filter, a micro-batch, a topic of many small partitions) spent most of its
+    time there. Each range is still read exactly once, in order, with its own data-loss checks;
+    only the number of tasks changes.
+
+    Parameters
+    ----------
+    ranges : sequence of OffsetRange
+        The planned ranges (:func:`plan_ranges` order).
+    target : int or None
+        Records per task to pack up to; a range of this size or more stays alone. ``None`` or
+        ``0``: one range per task.
+
+    Returns
+    -------
+    list of tuple of OffsetRange
+        Deterministic: consecutive ranges in the given order, each group closed before it
+        would exceed ``target``.
+
+    Examples
+    --------
+    >>> rs = [OffsetRange("t", p, 0, n) for p, n in enumerate([10, 30, 100, 5, 5])]
+    >>> [[r.partition for r in g] for g in pack_ranges(rs, 50)]
+    [[0, 1], [2], [3, 4]]
+    >>> [len(g) for g in pack_ranges(rs, None)]
+    [1, 1, 1, 1, 1]
+    """
+    if not target or target <= 0:
+        return [(r,) for r in ranges]
+    out: list[tuple[OffsetRange, ...]] = []
+    group: list[OffsetRange] = []
+    size = 0
+    for r in ranges:
+        if group and size + r.size > target:
+            out.append(tuple(group))
+            group, size = [], 0
+        group.append(r)
+        size += r.size
+    if group:
+        out.append(tuple(group))
     return out

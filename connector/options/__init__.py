@@ -13,7 +13,14 @@ Examples
 (('orders', 0, 5),)
 """
 from connector.options._markdown import markdown_tables
-from connector.options._parse import Secrets, SourceOptions, is_secret_option, parse_any, parse_options
+from connector.options._parse import (
+    Secrets,
+    SourceOptions,
+    is_secret_option,
+    is_secret_rule_option,
+    parse_any,
+    parse_options,
+)
 from connector.options._registry import registry_config_for
 from connector.options._table import OPTIONS, WRITE, Option, ValueShape, lookup
 
@@ -25,6 +32,6 @@ OPTION_DOCS: dict[str, tuple[str, str]] = {
 READ_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if WRITE not in o.scope)
 WRITE_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope == frozenset({WRITE}) and not o.hidden)
 
-__all__ = ["Option", "OPTIONS", "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS", "ValueShape",
+__all__ = ["is_secret_rule_option", "Option", "OPTIONS", "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS", "ValueShape",
            "SourceOptions", "Secrets", "parse_options", "parse_any", "is_secret_option",
            "registry_config_for", "markdown_tables", "lookup"]

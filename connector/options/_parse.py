@@ -90,6 +90,7 @@ class SourceOptions:
     fail_on_data_loss: bool = default_of("fail_on_data_loss")
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
+    min_records_per_partition: int = default_of("min_records_per_partition")
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = default_of("max_trigger_delay_ms")
@@ -212,6 +213,16 @@ def _check_scope(opt: Option, direction: str, streaming: bool | None) -> None:
         raise ConfigError(f"option '{key}' applies to streaming reads only")
 
 
+_SECRET_WORDS = ("secret", "token", "password", "private.key")
+
+
+def is_secret_rule_option(name: str) -> bool:
+    """Whether a ``rules.<name>`` option (a KMS setting of the data-contract rules) holds a secret:
+    kept apart, never printed."""
+    low = name.lower()
+    return any(w in low for w in _SECRET_WORDS)
+
+
 def is_secret_option(key: str) -> bool:
     """Whether the option ``key`` (lowercase) holds a secret: the table says so for named options;
     for ``kafka.*``, :func:`connector.kafka.is_secret_setting` (the one librdkafka classifier)."""
@@ -219,8 +230,6 @@ def is_secret_option(key: str) -> bool:
         return is_secret_setting(key[len("kafka."):])
     opt = lookup(key)
     if opt is not None and opt.field == "rules":
-        from connector.schema.rules import is_secret_rule_option
-
         return is_secret_rule_option(key[len("rules."):])
     return opt is not None and opt.secret
 

@@ -287,6 +287,9 @@ OPTIONS: tuple[Option, ...] = (
        "Split large offset ranges so that about this many Spark tasks read."),
     _o("maxRecordsPerPartition", integer(1), READ, "max_records_per_partition", "",
        "Split offset ranges so no task reads more records than this."),
+    _o("minRecordsPerPartition", integer(0), READ, "min_records_per_partition", "50000",
+       "Read offset ranges smaller than this several to a Spark task, up to this many records a task (fewer "
+       "tasks for small reads and micro-batches); 0 gives every range its own task. Off with minPartitions."),
     _o("maxOffsetsPerTrigger", integer(1), frozenset({STREAM}), "max_offsets_per_trigger", "",
        "Streaming: at most this many records per micro-batch, prorated by partition."),
     _o("minOffsetsPerTrigger", integer(1), frozenset({STREAM}), "min_offsets_per_trigger", "",

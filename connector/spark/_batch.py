@@ -9,22 +9,40 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from connector.spark._setup import ReadSetup
 
-__all__ = ["BatchReader", "PushdownBatchReader", "KafkaInputPartition", "read_partition", "offset_specs",
+__all__ = ["BatchReader", "PushdownBatchReader", "KafkaInputPartition", "read_partition", "read_ranges", "offset_specs",
            "offset_reader"]
 
 log = logging.getLogger("asyncapi_kafka")
 
 
 class KafkaInputPartition(InputPartition):
-    """One Spark task: ``(topic, partition, start, end)``, end exclusive. Primitives only: no
-    options, no secrets (those travel in the reader)."""
+    """One Spark task: one or more offset ranges ``(topic, partition, start, end)``, end exclusive,
+    read one after another (:func:`connector.kafka.pack_ranges` groups small ones). Primitives
+    only: no options, no secrets (those travel in the reader)."""
 
-    def __init__(self, topic: str, partition: int, start: int, end: int):
-        super().__init__((topic, partition, start, end))
-        self.topic, self.partition, self.start, self.end = topic, partition, start, end
+    def __init__(self, ranges):
+        ranges = tuple((str(t), int(p), int(s), int(e)) for t, p, s, e in ranges)
+        super().__init__(ranges)
+        self.ranges = ranges
+
+    @classmethod
+    def packed(cls, ranges, options) -> list[KafkaInputPartition]:
+        """Tasks for the planned ``ranges`` (:class:`connector.kafka.OffsetRange`): small ranges
+        share a task up to ``minRecordsPerPartition`` records (never above
+        ``maxRecordsPerPartition``; not at all when ``minPartitions`` asks for more tasks)."""
+        from connector.kafka import pack_ranges
+
+        target = options.min_records_per_partition
+        if options.min_partitions is not None:
+            target = 0
+        elif options.max_records_per_partition is not None:
+            target = min(target, options.max_records_per_partition)
+        return [cls([(r.topic, r.partition, r.start, r.end) for r in group])
+                for group in pack_ranges([r for r in ranges if r.end > r.start], target)]
 
     def __repr__(self) -> str:
-        return f"KafkaInputPartition({self.topic}-{self.partition} [{self.start}, {self.end}))"
+        shown = ", ".join(f"{t}-{p} [{s}, {e})" for t, p, s, e in self.ranges)
+        return f"KafkaInputPartition({shown})"
 
 
 def offset_specs(setup: ReadSetup):
@@ -53,12 +71,18 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
 
     ``pushdown`` (a :class:`connector.kafka.Pushdown`): its offset and timestamp predicates
     drop rows before they are decoded (the range only bounds where they can be)."""
-    from connector.kafka import OffsetRange, read_range
+    from connector.kafka import OffsetRange
+
+    yield from _outputs(setup, [OffsetRange(topic, partition, start, end)], pushdown)
+
+
+def _outputs(setup: ReadSetup, ranges, pushdown) -> Iterator[pa.RecordBatch]:
+    from connector.kafka import read_ranges as consume
 
     opts = setup.options
     pipeline = setup.pipeline
     lookup = setup.lookup()
-    for raw in read_range(setup.kafka_conf(warn=False), OffsetRange(topic, partition, start, end),
+    for _, raw in consume(setup.kafka_conf(warn=False), ranges,
                           batch_size=opts.max_batch_rows, include_headers=pipeline.needs_headers(),
                           fail_on_data_loss=opts.fail_on_data_loss,
                           poll_timeout_s=opts.poll_timeout_ms / 1000.0,
@@ -71,6 +95,14 @@ def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end
         out = pipeline.process(raw, lookup)
         if out is not None and out.num_rows:
             yield out
+
+
+def read_ranges(setup: ReadSetup, partition: KafkaInputPartition, pushdown=None) -> Iterator[pa.RecordBatch]:
+    """Executor side: every range of one task, one after another, each with its own consumer
+    (the next ones opened ahead: :func:`connector.kafka.read_ranges`)."""
+    from connector.kafka import OffsetRange
+
+    yield from _outputs(setup, [OffsetRange(*r) for r in partition.ranges], pushdown)
 
 
 class BatchReader(DataSourceReader):
@@ -107,20 +139,20 @@ class BatchReader(DataSourceReader):
         ranges = plan_ranges(start, end, min_partitions=opts.min_partitions,
                              max_records_per_partition=opts.max_records_per_partition,
                              offsets=pushdown.offset_intervals() if pushdown else None)
-        parts = [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges if r.end > r.start]
-        log.info("asyncapi-kafka batch: %d offset range(s), %d record(s) at most", len(parts),
-                 sum(p.end - p.start for p in parts))
+        parts = KafkaInputPartition.packed(ranges, opts)
+        planned = [r for p in parts for r in p.ranges]
+        log.info("asyncapi-kafka batch: %d offset range(s) in %d task(s), %d record(s) at most", len(planned),
+                 len(parts), sum(e - s for _, _, s, e in planned))
         if pushdown:
             log.info("asyncapi-kafka pushdown: %s -> %d of %d partition(s) planned: %s", pushdown,
-                     len({(p.topic, p.partition) for p in parts}), len(tps), _show_ranges(parts))
+                     len({(t, p) for t, p, _, _ in planned}), len(tps), _show_ranges(planned))
         return parts
 
     def read(self, partition):
         # Spark turns an empty plan into one InputPartition(None): nothing to read.
         if not isinstance(partition, KafkaInputPartition):
             return
-        p = partition
-        yield from read_partition(self.setup, p.topic, p.partition, p.start, p.end, self.pushdown)
+        yield from read_ranges(self.setup, partition, self.pushdown)
 
 
 class PushdownBatchReader(BatchReader):
@@ -169,6 +201,6 @@ def _time_starts(reader, pushdown, start, end) -> dict:
     return reader.first_offsets_at(tps, ms)
 
 
-def _show_ranges(parts, limit: int = 20) -> str:
-    shown = ", ".join(f"{p.topic}-{p.partition} [{p.start}, {p.end})" for p in parts[:limit])
-    return shown + (f" and {len(parts) - limit} more" if len(parts) > limit else "") if parts else "nothing to read"
+def _show_ranges(ranges, limit: int = 20) -> str:
+    shown = ", ".join(f"{t}-{p} [{s}, {e})" for t, p, s, e in ranges[:limit])
+    return shown + (f" and {len(ranges) - limit} more" if len(ranges) > limit else "") if ranges else "nothing to read"

@@ -15,7 +15,7 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows, Rea
 
 from connector.kafka import EARLIEST, LATEST, OffsetKind
 from connector.spark import _offsets as off
-from connector.spark._batch import KafkaInputPartition, offset_reader, offset_specs, read_partition
+from connector.spark._batch import KafkaInputPartition, offset_reader, offset_specs, read_ranges
 from connector.spark._setup import ReadSetup
 
 __all__ = ["StreamReader"]
@@ -148,7 +148,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         ranges = plan_ranges(begin, end_offsets, min_partitions=self.setup.options.min_partitions,
                              max_records_per_partition=None)
-        return [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges if r.end > r.start]
+        return KafkaInputPartition.packed(ranges, self.setup.options)
 
     def commit(self, end: dict) -> None:
         opts = self.setup.options
@@ -171,5 +171,4 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition):
         if not isinstance(partition, KafkaInputPartition):
             return
-        p = partition
-        yield from read_partition(self.setup, p.topic, p.partition, p.start, p.end)
+        yield from read_ranges(self.setup, partition)

@@ -19,7 +19,7 @@ Examples
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyarrow as pa
 
@@ -98,8 +98,15 @@ def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest
                          fmt=fmt.lower() if fmt else None, **kw)
 
 
-def _apply(job, col, headers, topics=None):
+def _udf(fn: Callable[..., pa.Array], spark_type: Any) -> Any:
+    """A scalar Arrow UDF typed by ``fn``'s hints (saying the eval type instead makes PySpark warn)."""
     from pyspark.sql.functions import arrow_udf
+
+    # pyspark's stubs lack the (function, returnType) form that arrow_udf accepts at run time
+    return arrow_udf(fn, spark_type)  # type: ignore[call-overload]
+
+
+def _apply(job, col, headers, topics=None):
     from pyspark.sql.pandas.types import from_arrow_type
 
     spark_type = from_arrow_type(job.out_type)
@@ -107,19 +114,19 @@ def _apply(job, col, headers, topics=None):
         if headers is None:
             def run_t(values: pa.Array, tops: pa.Array) -> pa.Array:
                 return job.run(values, topics=tops)
-            return arrow_udf(run_t, spark_type)(_col(col), _col(topics))
+            return _udf(run_t, spark_type)(_col(col), _col(topics))
 
         def run_ht(values: pa.Array, hdrs: pa.Array, tops: pa.Array) -> pa.Array:
             return job.run(values, hdrs, topics=tops)
-        return arrow_udf(run_ht, spark_type)(_col(col), _col(headers), _col(topics))
+        return _udf(run_ht, spark_type)(_col(col), _col(headers), _col(topics))
     if headers is None:
         def run(values: pa.Array) -> pa.Array:
             return job.run(values)
-        return arrow_udf(run, spark_type)(_col(col))
+        return _udf(run, spark_type)(_col(col))
 
     def run_h(values: pa.Array, hdrs: pa.Array) -> pa.Array:
         return job.run(values, hdrs)
-    return arrow_udf(run_h, spark_type)(_col(col), _col(headers))
+    return _udf(run_h, spark_type)(_col(col), _col(headers))
 
 
 def _framing_of(wire_format: str, headers) -> Framing:
@@ -400,7 +407,6 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
         mode = Mode.PERMISSIVE
     job = EncodeJob(writer=writer, compression=compression if framing is Framing.GLUE else None, mode=mode,
                     with_errors=with_errors, topic=topic)
-    from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
     spark_type: DataType = StructType([StructField("value", BinaryType()), StructField("error", StringType())]) \
@@ -408,5 +414,4 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
 
     def run(values: pa.Array) -> pa.Array:
         return job.run(values)
-    # pyspark's stubs lack the (function, returnType) form that arrow_udf accepts at run time
-    return arrow_udf(run, spark_type)(_col(col))  # type: ignore[call-overload]
+    return _udf(run, spark_type)(_col(col))

@@ -333,7 +333,8 @@ def _check(c: Check, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str)
         sub = ctx.items(offs - base)
         if not c.nullable_items:
             sub.fail(inner & ~valid_mask(items), f"{path}: None is not of the item type")
-        _check(c.items, items, inner, sub, f"{path}/*")
+        if c.items is not None:  # a list or map always has its item check (built with it)
+            _check(c.items, items, inner, sub, f"{path}/*")
         return
     if c.enum is not None:
         ok = pc.is_in(arr, value_set=pa.array(c.enum, arr.type)).to_numpy(zero_copy_only=False)

@@ -152,7 +152,7 @@ class CompiledProto:
             del m.enum_type[:]
             for f in m.field:
                 if f.name in names:
-                    f.type = FD.TYPE_BYTES
+                    f.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
                     f.ClearField("type_name")
                     if fdp.syntax == "proto3" and not f.HasField("oneof_index"):
                         f.proto3_optional = True

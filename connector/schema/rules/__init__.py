@@ -21,12 +21,12 @@ every path (source, sink, column functions) applies the same rules.
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import VECTORIZED_TYPES, ContractSettings, active_rules
 from connector.schema.rules._crypto import LocalKms, local_kms_key
-from connector.schema.rules._kms import KmsSettings, is_secret_rule_option
+from connector.schema.rules._kms import KmsSettings
 from connector.schema.rules._read import ReadRules
 from connector.schema.rules._write import WriteOutcome, WriteRules
 
 __all__ = ["ReadRules", "WriteRules", "WriteOutcome", "ContractSettings", "KmsSettings", "active_rules",
-           "is_secret_rule_option", "VECTORIZED_TYPES", "LocalKms", "local_kms_key", "local_kms_dek_maker",
+           "VECTORIZED_TYPES", "LocalKms", "local_kms_key", "local_kms_dek_maker",
            "NotVectorizable", "compile_cel", "split_guard"]
 
 

@@ -152,7 +152,7 @@ class _Parser:
                 raise NotVectorizable("index access")
             self.take(".")
             kind, name = self.toks[self.i] if self.i < len(self.toks) else (None, None)
-            if kind != "id":
+            if kind != "id" or not isinstance(name, str):
                 raise NotVectorizable("expected a field name")
             self.i += 1
             if self.peek("("):

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from registry import Rule, Schema, Secret
 
 from connector.errors import ConfigError
+from connector.schema.rules._cel import NotVectorizable
 from connector.schema.rules._kms import KmsSettings
 
 __all__ = ["ContractSettings", "active_rules", "failure_action", "RowFailures", "replayed", "VECTORIZED_TYPES",
@@ -208,3 +209,23 @@ def send_to_dlq(failures: RowFailures, *, values: list, keys: list | None, topic
         raise
     log.warning("data contracts: sent %d record(s) to dead-letter topic(s) %s", len(failures.dlq),
                 ", ".join(sorted(by_topic)))
+
+
+def true_rows(result: Any, n: int | None = None) -> np.ndarray:
+    """Rows where a CEL result is exactly true (false and null, a CEL error, fail)."""
+    if isinstance(result, pa.Array):
+        if not pa.types.is_boolean(result.type):
+            raise NotVectorizable("a condition that is not a boolean")
+        return pc.fill_null(result, False).to_numpy(zero_copy_only=False).astype(bool)
+    if isinstance(result, bool) and n is not None:
+        return np.full(n, result)
+    raise NotVectorizable("a condition that is not a boolean")
+
+
+def put_rows(col: pa.Array, idx: np.ndarray, sub: pa.Array) -> pa.Array:
+    """``col`` with positions ``idx`` replaced by ``sub``."""
+    if len(idx) == len(col):
+        return sub if sub.type.equals(col.type) else sub.cast(col.type)
+    perm = np.arange(len(col), dtype=np.int64)
+    perm[idx] = len(col) + np.arange(len(idx))
+    return pa.concat_arrays([col, sub.cast(col.type)]).take(pa.array(perm))

@@ -36,23 +36,19 @@ from typing import Any
 from registry import Kek, Secret
 
 from connector.errors import ConfigError
+from connector.options import is_secret_rule_option
 from connector.schema.rules._crypto import LocalKms
 
-__all__ = ["KmsSettings", "kek_wrapper", "is_secret_rule_option"]
+__all__ = ["KmsSettings", "kek_wrapper"]
 
 log = logging.getLogger("asyncapi_kafka")
 
-_SECRET_WORDS = ("secret", "token", "password", "private.key")
 _DRIVERS = {"aws-kms": ("awskms.aws_driver", "AwsKmsDriver"), "azure-kms": ("azurekms.azure_driver", "AzureKmsDriver"),
             "gcp-kms": ("gcpkms.gcp_driver", "GcpKmsDriver"), "hcvault": ("hcvault.hcvault_driver", "HcVaultKmsDriver")}
 _registered: set[str] = set()
 _register_lock = threading.Lock()
 
 
-def is_secret_rule_option(name: str) -> bool:
-    """Whether a ``rules.<name>`` option holds a secret (kept apart, never printed)."""
-    low = name.lower()
-    return any(w in low for w in _SECRET_WORDS)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,6 +36,8 @@ from connector.formats import DecodeResult, payload_format, refs_of
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import (
+    put_rows,
+    true_rows,
     ContractSettings,
     RowFailures,
     active_rules,
@@ -344,7 +346,7 @@ class _State:
                 out = pc.if_else(pa.array(failed), sub, out)   # NONE keeps the ciphertext
                 if failure_action(rule, "READ") != "NONE":
                     bad[idx[failed]] = True
-            payloads = _put(payloads, idx, out)
+            payloads = put_rows(payloads, idx, out)
         return payloads, bad
 
     def domain(self, g: _Group, values: pa.Array, rows: np.ndarray, fails: RowFailures, headers) -> pa.Array:
@@ -385,7 +387,7 @@ class _State:
                         fails.fail(np.unique(rows[owner[idx[failed]]]), rule,
                                    f"field {leaf.full_name}: {errs[failed][0]}", g.subject)
                         out = pc.if_else(pa.array(failed), sub, out)
-                    values = replace_leaf(values, leaf.path, _put(col, idx, out))
+                    values = replace_leaf(values, leaf.path, put_rows(col, idx, out))
             else:
                 try:
                     if rule.type == "CEL":
@@ -406,8 +408,8 @@ class _State:
         types = self._leaf_types(target)
         ok = np.ones(len(sub), bool)
         if guard is not None:
-            ok = _true(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
-        res = _true(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
+            ok = true_rows(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
+        res = true_rows(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
         failed = ok & ~res
         if failed.any():
             idx = np.flatnonzero(live)[failed]
@@ -434,7 +436,7 @@ class _State:
             m = int(live.sum())
             if guard is not None:
                 g = compile_cel(guard).evaluate(sub_env, types)
-                gmask = _true(g, m)
+                gmask = true_rows(g, m)
             else:
                 gmask = np.ones(m, bool)
             if not gmask.any():
@@ -444,7 +446,7 @@ class _State:
                 result = pa.array([result] * m)
             idx = np.flatnonzero(live)
             if rule.kind == "CONDITION":
-                failed = gmask & ~_true(result, m)
+                failed = gmask & ~true_rows(result, m)
                 if failed.any():
                     fails.fail(rows[idx[failed]], rule, rule.doc or f"Rule expr failed: {rule.expr}", subject)
                 continue
@@ -454,7 +456,7 @@ class _State:
                 else:
                     raise NotVectorizable("a field transform whose result is not of the field's type")
             new_sub = pc.if_else(pa.array(gmask), result, col.filter(pa.array(live)))
-            values = replace_leaf(values, leaf.path, _put(col, idx, new_sub))
+            values = replace_leaf(values, leaf.path, put_rows(col, idx, new_sub))
         return values
 
     # -- the per-record path -----------------------------------------------------------------------------
@@ -548,29 +550,13 @@ def _none(arr: np.ndarray) -> np.ndarray:
     return np.equal(arr, np.array(None, object)).astype(bool)
 
 
-def _true(result: Any, n: int) -> np.ndarray:
-    """Rows where a CEL result is exactly true (false and null, a CEL error, fail)."""
-    if isinstance(result, pa.Array):
-        if not pa.types.is_boolean(result.type):
-            raise NotVectorizable("a condition that is not a boolean")
-        return pc.fill_null(result, False).to_numpy(zero_copy_only=False).astype(bool)
-    if isinstance(result, bool):
-        return np.full(n, result)
-    raise NotVectorizable("a condition that is not a boolean")
 
 
-def _put(col: pa.Array, idx: np.ndarray, sub: pa.Array) -> pa.Array:
-    """``col`` with positions ``idx`` replaced by ``sub``."""
-    if len(idx) == len(col):
-        return sub if sub.type.equals(col.type) else sub.cast(col.type)
-    perm = np.arange(len(col), dtype=np.int64)
-    perm[idx] = len(col) + np.arange(len(idx))
-    return pa.concat_arrays([col, sub.cast(col.type)]).take(pa.array(perm))
 
 
 def _scatter(values: pa.Array, parts: list[tuple[np.ndarray, pa.Array]]) -> pa.Array:
     for rows, new in parts:
-        values = _put(values, rows, new)
+        values = put_rows(values, rows, new)
     return values
 
 
@@ -580,7 +566,7 @@ def _patched(parsed, patches, skip: np.ndarray):
         return parsed
     payload = parsed.payload
     for rows, new in patches:
-        payload = _put(payload, rows, new)
+        payload = put_rows(payload, rows, new)
     error = parsed.error
     if skip.any():
         error = error.copy()

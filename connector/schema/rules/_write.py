@@ -32,7 +32,14 @@ from connector.errors import ConfigError
 from connector.formats import EncodeResult, payload_format, refs_of
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
-from connector.schema.rules._common import ContractSettings, RowFailures, active_rules, send_to_dlq
+from connector.schema.rules._common import (
+    ContractSettings,
+    RowFailures,
+    active_rules,
+    put_rows,
+    send_to_dlq,
+    true_rows,
+)
 from connector.schema.rules._crypto import encrypt_column
 from connector.schema.rules._fields import BYTES, PRIMITIVE, STRING, get_leaf, leaves_of, replace_leaf
 from connector.schema.rules._keys import EncryptParams, key_ring
@@ -191,7 +198,7 @@ class _State:
                 continue
             enc = encrypt_column(col.take(pa.array(pick)), aead, version=version if params.rotated else None,
                                  text=text)
-            out = _put(out, pick, enc)
+            out = put_rows(out, pick, enc)
         return out
 
     def _encrypt(self, rule, values, live, subjects, fails):
@@ -220,8 +227,8 @@ class _State:
         guard, body = split_guard(rule.expr or "")
         sub = values.filter(pa.array(live))
         types = self._leaf_types()
-        ok = np.ones(len(sub), bool) if guard is None else _true(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
-        res = _true(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
+        ok = np.ones(len(sub), bool) if guard is None else true_rows(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
+        res = true_rows(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
         failed = ok & ~res
         if failed.any():
             bad = np.flatnonzero(live)[failed]
@@ -249,14 +256,14 @@ class _State:
             if len(leaf.path) == 1:
                 env["message"] = values.filter(pa.array(live))
             types = {("value",): leaf.type, **self._leaf_types()}
-            gmask = np.ones(m, bool) if guard is None else _true(compile_cel(guard).evaluate(env, types), m)
+            gmask = np.ones(m, bool) if guard is None else true_rows(compile_cel(guard).evaluate(env, types), m)
             if not gmask.any():
                 continue
             result = compile_cel(body).evaluate(env, types)
             if not isinstance(result, pa.Array):
                 result = pa.array([result] * m)
             if rule.kind == "CONDITION":
-                failed = gmask & ~_true(result, m)
+                failed = gmask & ~true_rows(result, m)
                 if failed.any():
                     fails.fail(idx[failed], rule, rule.doc or f"Rule expr failed: {rule.expr}",
                                [subjects[i] for i in idx[failed]])
@@ -267,7 +274,7 @@ class _State:
                 else:
                     raise NotVectorizable("a field transform whose result is not of the field's type")
             new_sub = pc.if_else(pa.array(gmask), result, env["value"])
-            values = replace_leaf(values, leaf.path, _put(col, idx, new_sub))
+            values = replace_leaf(values, leaf.path, put_rows(col, idx, new_sub))
         return values
 
     # -- per record -----------------------------------------------------------------------------------
@@ -373,22 +380,8 @@ def _json_default(o: Any) -> str:
     return str(o)
 
 
-def _true(result: Any, n: int | None = None) -> np.ndarray:
-    if isinstance(result, pa.Array):
-        if not pa.types.is_boolean(result.type):
-            raise NotVectorizable("a condition that is not a boolean")
-        return pc.fill_null(result, False).to_numpy(zero_copy_only=False).astype(bool)
-    if isinstance(result, bool) and n is not None:
-        return np.full(n, result)
-    raise NotVectorizable("a condition that is not a boolean")
 
 
-def _put(col: pa.Array, idx: np.ndarray, sub: pa.Array) -> pa.Array:
-    if len(idx) == len(col):
-        return sub if sub.type.equals(col.type) else sub.cast(col.type)
-    perm = np.arange(len(col), dtype=np.int64)
-    perm[idx] = len(col) + np.arange(len(idx))
-    return pa.concat_arrays([col, sub.cast(col.type)]).take(pa.array(perm))
 
 
 def _keys(keys, n: int) -> list | None:

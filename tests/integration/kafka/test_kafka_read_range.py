@@ -19,6 +19,7 @@ from connector.kafka import (
     consumer_stats,
     plan_ranges,
     read_range,
+    read_ranges,
     validate_ranges,
 )
 from connector.testing import EmbeddedKafka
@@ -117,6 +118,26 @@ def test_consumer_is_closed_after_every_range(kafka, filled):
     after = consumer_stats()
     assert after["created"] - before["created"] == 4
     assert after["open"] == before["open"] == 0
+
+
+def test_read_ranges_reads_each_range_in_order_and_closes_consumers_opened_ahead(kafka, filled):
+    """A packed task's ranges (some opened ahead of their turn) give exactly their rows, in the
+    given order, and no consumer survives the task, also when it stops early."""
+    topic, _ = filled
+    ranges = [OffsetRange(topic, 1, 40, 50), OffsetRange(topic, 1, 5, 5), OffsetRange(topic, 1, 0, 12),
+              OffsetRange(topic, 1, 12, 13), OffsetRange(topic, 1, 30, 60)]
+    before = consumer_stats()
+    got = [(rng, b.column("offset").to_pylist()) for rng, b in read_ranges(kafka.conf, ranges, ahead=2, batch_size=4)]
+    assert [o for _, offs in got for o in offs] == [*range(40, 50), *range(0, 13), *range(30, 60)]
+    assert all(rng.start <= o < rng.end for rng, offs in got for o in offs)
+    assert consumer_stats()["open"] == before["open"] == 0
+    gen = read_ranges(kafka.conf, ranges, ahead=3, batch_size=4)
+    next(gen)
+    assert consumer_stats()["open"] == 4  # the current range's consumer and three opened ahead
+    gen.close()
+    after = consumer_stats()
+    assert after["open"] == 0
+    assert after["created"] - before["created"] == 4 + 4  # the empty range opens none
 
 
 def test_range_ending_in_an_offset_gap_terminates(kafka):

@@ -103,6 +103,18 @@ def test_min_partitions_and_max_records_split_give_the_same_rows(spark, avro_top
     assert sorted((r.partition, r.offset, r.value.id) for r in capped.collect()) == base
 
 
+def test_small_ranges_share_tasks_and_give_the_same_rows(spark, avro_topic):
+    _, records, path = avro_topic
+    rows = lambda df: sorted((r.partition, r.offset, r.value.id) for r in df.collect())
+    alone = _read(spark, path, channel="orders", minRecordsPerPartition="0")
+    packed = _read(spark, path, channel="orders")  # default: 4 ranges of ~10 records, one task
+    assert alone.rdd.getNumPartitions() == 4
+    assert packed.rdd.getNumPartitions() == 1
+    assert rows(packed) == rows(alone) and len(rows(alone)) == len(records)
+    # minPartitions asks for tasks: no packing then
+    assert _read(spark, path, channel="orders", minPartitions="4").rdd.getNumPartitions() == 4
+
+
 def test_starting_and_ending_offsets_json(spark, avro_topic):
     topic, records, path = avro_topic
     all_rows = _read(spark, path, channel="orders").collect()

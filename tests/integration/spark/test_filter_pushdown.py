@@ -60,7 +60,7 @@ def _load(spark, path: str, **options):
 
 
 def planned(df) -> list[tuple[str, int, int, int]]:
-    """The ranges Spark planned for ``df``: its BatchScan's input partitions, unpickled."""
+    """The ranges Spark planned for ``df``: those of its BatchScan's input partitions, unpickled."""
     plan = df._jdf.queryExecution().sparkPlan()
     leaves = plan.collectLeaves()
     scans = [leaves.apply(i) for i in range(leaves.size())
@@ -69,8 +69,8 @@ def planned(df) -> list[tuple[str, int, int, int]]:
     out = []
     for part in scans[0].scan().toBatch().planInputPartitions():
         value = pickle.loads(bytes(part.pickedPartition()))
-        if getattr(value, "topic", None) is not None:  # Spark turns an empty plan into InputPartition(None)
-            out.append((value.topic, value.partition, value.start, value.end))
+        # Spark turns an empty plan into InputPartition(None); a task may carry several small ranges
+        out.extend(getattr(value, "ranges", ()))
     return sorted(out)
 
 

@@ -23,7 +23,7 @@ SAMPLE = {
     "startingoffsets": '{"t":{"0":5}}', "endingoffsets": '{"t":{"0":9}}', "startingtimestamp": "1000",
     "endingtimestamp": "2000", "startingoffsetsbytimestamp": '{"t":{"0":1000}}',
     "endingoffsetsbytimestamp": '{"t":{"0":2000}}', "startingoffsetsbytimestampstrategy": "latest",
-    "failondataloss": "false", "minpartitions": "3", "maxrecordsperpartition": "10",
+    "failondataloss": "false", "minpartitions": "3", "maxrecordsperpartition": "10", "minrecordsperpartition": "20000",
     "maxoffsetspertrigger": "10", "minoffsetspertrigger": "5", "maxtriggerdelay": "30s",
     "includeheaders": "true", "groupidprefix": "me", "commitoffsetstogroup": "true",
     "kafkaconsumer.polltimeoutms": "1000", "fetchoffset.timeoutms": "1000", "fetchoffset.numretries": "2",

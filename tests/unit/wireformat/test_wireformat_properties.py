@@ -244,8 +244,10 @@ def test_round_trip(fr, pb, data):
     if pb:
         expect = [r[4] if r[4] is not None else None for r in rows]
         assert pf.message_indexes.to_pylist() == expect
-    keys = {k for k, _ in pf.group_by_schema()}
-    assert keys == {(fr, r[2]) for r in rows}
+    groups = pf.group_by_schema()
+    assert {k: g.tolist() for k, g in groups} == {
+        (fr, r[2]): [i for i, x in enumerate(rows) if x[2] == r[2]] for r in rows}
+    assert pf.group_by_schema() is groups  # once per batch: the decoder and the rules both ask
 
 
 @pytest.mark.parametrize("fr", list(Framing))
