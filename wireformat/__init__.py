@@ -11,7 +11,7 @@ Examples
 ([3], [b'payload'])
 """
 from wireformat._encode import (
-    FramedPayloads, encode_frame, encode_protobuf_indexes, frame_payloads, header_for_id, uuid_bytes,
+    FramedPayloads, encode_frame, encode_protobuf_indexes, frame_payloads, frame_prefix, header_for_id, uuid_bytes,
 )
 from wireformat._errors import AsyncApiKafkaError, LimitExceededError, WireFormatError, add_note
 from wireformat._framing import DEFAULT_LIMITS, ErrorCode, Framing, Limits, SchemaKey
@@ -23,6 +23,6 @@ __all__ = [
     "AsyncApiKafkaError", "WireFormatError", "LimitExceededError", "add_note",
     "Framing", "ErrorCode", "Limits", "DEFAULT_LIMITS", "SchemaKey",
     "ParsedFrames", "parse_frames", "error_messages", "uuid_strings",
-    "encode_frame", "frame_payloads", "FramedPayloads", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",
+    "encode_frame", "frame_payloads", "frame_prefix", "FramedPayloads", "header_for_id", "header_name", "encode_protobuf_indexes", "uuid_bytes",
     "read_varints", "zigzag",
 ]

@@ -190,6 +190,45 @@ def _frame_prefix(framing: Framing, schema_id, idx: bytes, compression) -> bytes
     raise WireFormatError("auto is for reading; pick a concrete framing to encode")
 
 
+def frame_prefix(framing, schema_id, *, message_indexes=None, compression=None,
+                 is_key: bool = False) -> tuple[bytes | None, list | None]:
+    """(the bytes every framed value starts with, the header every record carries or None).
+
+    The prefix is None where framing is not a constant prefix (Glue with zlib compresses each
+    value). An encoder given the prefix writes framed values in the same pass as the payloads,
+    with no second copy (what :func:`frame_payloads` does after the fact).
+
+    Examples
+    --------
+    >>> frame_prefix("confluent", 1)
+    (b'\\x00\\x00\\x00\\x00\\x01', None)
+    >>> frame_prefix("header-apicurio-global", 7)
+    (b'', [('apicurio.value.globalId', b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x07')])
+    >>> frame_prefix("glue", "b6c5cf4d-9b64-4d6e-8f0a-5f2d1c3b4a59", compression="zlib")[0] is None
+    True
+    """
+    try:
+        framing = Framing(framing)
+    except ValueError as e:
+        raise WireFormatError(f"unknown framing {framing!r}") from e
+    if compression not in (None, "none") and framing is not Framing.GLUE:
+        raise WireFormatError("compression applies only to the glue framing")
+    if compression not in (None, "none", "zlib"):
+        raise WireFormatError(f"unknown compression {compression!r}; use 'zlib' or None")
+    headers = None
+    if framing.in_header:
+        headers = [header_for_id(framing, schema_id, is_key, message_indexes=message_indexes)]
+        idx = b""
+    else:
+        if message_indexes is not None and framing not in _INDEXED:
+            raise WireFormatError(f"framing {framing.value!r} carries no message indexes in the value")
+        idx = b"" if message_indexes is None else encode_protobuf_indexes(message_indexes)
+    prefix = _frame_prefix(framing, schema_id, idx, compression)
+    if framing is Framing.GLUE and compression == "zlib":
+        return None, headers
+    return prefix, headers
+
+
 def frame_payloads(payloads, framing, schema_id, *, message_indexes=None, compression=None,
                    is_key: bool = False) -> FramedPayloads:
     """Frame a whole array of serialized payloads of one schema (the vectorized :func:`encode_frame`).
@@ -225,14 +264,8 @@ def frame_payloads(payloads, framing, schema_id, *, message_indexes=None, compre
     >>> fp.values.to_pylist(), fp.headers
     ([b'\\x00\\x00\\x00\\x00\\x01x', None], None)
     """
-    try:
-        framing = Framing(framing)
-    except ValueError as e:
-        raise WireFormatError(f"unknown framing {framing!r}") from e
-    if compression not in (None, "none") and framing is not Framing.GLUE:
-        raise WireFormatError("compression applies only to the glue framing")
-    if compression not in (None, "none", "zlib"):
-        raise WireFormatError(f"unknown compression {compression!r}; use 'zlib' or None")
+    prefix, headers = frame_prefix(framing, schema_id, message_indexes=message_indexes, compression=compression,
+                                   is_key=is_key)
     if isinstance(payloads, pa.ChunkedArray):
         payloads = payloads.combine_chunks()
     if not isinstance(payloads, pa.Array):
@@ -242,18 +275,10 @@ def frame_payloads(payloads, framing, schema_id, *, message_indexes=None, compre
         payloads = payloads.cast(pa.binary())
     if not pa.types.is_binary(payloads.type):
         raise WireFormatError(f"payloads must be binary, got {payloads.type}")
-    headers = None
-    if framing.in_header:
-        headers = [header_for_id(framing, schema_id, is_key, message_indexes=message_indexes)]
-        idx = b""
-    else:
-        if message_indexes is not None and framing not in _INDEXED:
-            raise WireFormatError(f"framing {framing.value!r} carries no message indexes in the value")
-        idx = b"" if message_indexes is None else encode_protobuf_indexes(message_indexes)
-    prefix = _frame_prefix(framing, schema_id, idx, compression)
-    if framing is Framing.GLUE and compression == "zlib":
+    if prefix is None:
         # zlib streams are per record by nature: no batch form exists.
-        vals = pa.array([None if p is None else prefix + zlib.compress(p)
+        head = _frame_prefix(Framing.GLUE, schema_id, b"", "zlib")
+        vals = pa.array([None if p is None else head + zlib.compress(p)
                          for p in payloads.to_pylist()], pa.binary())
         return FramedPayloads(vals, None)
     if not prefix:

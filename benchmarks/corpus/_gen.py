@@ -58,6 +58,8 @@ EPOCH_DATE = dt.date(1970, 1, 1)
 SETTINGS: dict[str, dict] = {
     "avro/recursive_linked_list": {"max_recursion_depth": 3, "gen_depth": 5},
     "avro/recursive_tree": {"max_recursion_depth": 2, "gen_depth": 3},
+    "avro/cloudevents_avro_recursive": {"max_recursion_depth": 2, "gen_depth": 3},
+    "avro/avro_interop": {"max_recursion_depth": 3, "gen_depth": 4},
     "protobuf/otlp_trace": {"message": "corpus.opentelemetry.proto.trace.v1.TracesData",
                             "max_recursion_depth": 2, "gen_depth": 3},
     "protobuf/otlp_metrics": {"message": "corpus.opentelemetry.proto.metrics.v1.Metric"},
@@ -73,6 +75,13 @@ SETTINGS: dict[str, dict] = {
     "protobuf/iot_telemetry_proto2": {"message": "com.example.iot.SensorReading"},
     "protobuf/order_wrappers": {"message": "com.example.shop.v1.Order"},
     "protobuf/confluent_multi_message": {"message": "io.confluent.examples.proto.PizzaOrder"},
+    "protobuf/fulfilment_shapes": {"message": "corpus.fulfilment.v1.Envelope"},
+    "protobuf/dialogflow_webhook": {"message": "google.cloud.dialogflow.cx.v3.WebhookRequest"},
+    "protobuf/longrunning_operation": {"message": "google.longrunning.Operation"},
+    "protobuf/bigquery_table_wrappers": {"message": "google.cloud.bigquery.v2.Table"},
+    # depth 2: its Arrow type has 1,098 columns (6,570 at depth 3: see the README's exceptions)
+    "protobuf/cel_expression": {"message": "google.api.expr.v1alpha1.ParsedExpr",
+                                "max_recursion_depth": 2, "gen_depth": 3},
 }
 _EXT = {"avro": ".avsc", "json": ".json", "protobuf": ".proto"}
 _SCHEMA_TYPE = {"avro": SchemaType.AVRO, "json": SchemaType.JSON, "protobuf": SchemaType.PROTOBUF}
@@ -294,22 +303,29 @@ class AvroGen:
         s = self._resolve(s)
         if isinstance(s, dict) and s.get("type") == "record":
             return self.depth.get(s["name"], 0) >= self.max_depth
-        if isinstance(s, dict) and s.get("type") in ("array", "map"):
-            return False
         return False
+
+    def _usable_branch(self, s) -> bool:
+        """A union branch the reader keeps: not a record below the recursion cut, nor an
+        array or map of one (the reader's cut removes such branches from its union)."""
+        s = self._resolve(s)
+        if isinstance(s, dict) and s.get("type") in ("array", "map"):
+            return not self._too_deep(s["items"] if s["type"] == "array" else s["values"])
+        return not self._too_deep(s)
 
     def value(self, s) -> tuple[Any, Any]:
         """(datum for fastavro, expected decoded value)."""
         rnd = self.rnd
         s = self._resolve(s)
         if isinstance(s, list):
-            usable = [i for i, b in enumerate(s) if not self._too_deep(b)]
+            usable = [i for i, b in enumerate(s) if self._usable_branch(b)]
             i = rnd.pick(usable)
             b = s[i]
+            kept = [x for j, x in enumerate(s) if j in usable]  # the reader's (cut) union
+            kind = _avro_union_kind(kept)
+            nn = [j for j in usable if _atype(s[j]) != "null"]
             datum, exp = self.value(b)
             bname = self._branch_name(b)
-            kind = _avro_union_kind(s)
-            nn = [j for j, x in enumerate(s) if _atype(x) != "null"]
             if _atype(b) == "null":
                 exp = None
             elif kind == "long":
@@ -350,7 +366,8 @@ class AvroGen:
             pairs = [self.value(s["items"]) for _ in range(n)]
             return [p[0] for p in pairs], [p[1] for p in pairs]
         if t == "map":
-            keys = list(dict.fromkeys(rnd.string() for _ in range(rnd.count())))
+            n = 0 if self._too_deep(s["values"]) else rnd.count()
+            keys = list(dict.fromkeys(rnd.string() for _ in range(n)))
             pairs = [(k, self.value(s["values"])) for k in keys]
             return {k: p[0] for k, p in pairs}, [(k, p[1]) for k, p in pairs]
         return self._prim(t, s.get("logicalType"), s)
@@ -563,27 +580,54 @@ class ProtoGen:
             vf = sub.DESCRIPTOR.fields_by_name["value"]
             sub.value = self._scalar(vf)
             return self._expect_scalar(vf, sub.value)
-        if name == "google.protobuf.Struct":
-            sub.update(self._json_obj())
+        if name in ("google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"):
+            v = {"google.protobuf.Struct": self._json_obj, "google.protobuf.ListValue": self._json_list,
+                 "google.protobuf.Value": self._json_value}[name]()
+            self.jf.ParseDict(v, sub)
             return JsonText(json.loads(self.jf.MessageToJson(sub, indent=None)))
-        if name in ("google.protobuf.Value", "google.protobuf.ListValue"):
-            raise ValueError("bare Value/ListValue fields are not in the corpus")
         if name == "google.protobuf.Any":
-            ts = self.compiled.pool.FindMessageTypeByName(_WKT_TS)
             from google.protobuf import message_factory
-            inner = message_factory.GetMessageClass(ts)(seconds=rnd.r.randint(0, 2**31), nanos=0)
+            kind = rnd.pick([_WKT_TS, _WKT_DUR, "google.protobuf.Struct", "google.protobuf.Int64Value",
+                             "google.protobuf.StringValue"])
+            try:
+                desc = self.compiled.pool.FindMessageTypeByName(kind)
+            except KeyError:
+                kind, desc = _WKT_TS, self.compiled.pool.FindMessageTypeByName(_WKT_TS)
+            inner = message_factory.GetMessageClass(desc)()
+            if kind == _WKT_TS:
+                inner.seconds, inner.nanos = rnd.r.randint(0, 2**31), rnd.pick([0, 500_000_000])
+            elif kind == _WKT_DUR:
+                inner.seconds = rnd.r.randint(-10**6, 10**6)
+            elif kind == "google.protobuf.Struct":
+                self.jf.ParseDict(self._json_obj(), inner)
+            elif kind == "google.protobuf.Int64Value":
+                inner.value = rnd.int64()
+            else:
+                inner.value = rnd.string()
             sub.Pack(inner)
             return JsonText(json.loads(self.jf.MessageToJson(sub, indent=None,
                                                              descriptor_pool=self.compiled.pool)))
         return self.fill(sub)
 
-    def _json_obj(self):
+    def _json_obj(self, depth=0):
+        return {self.rnd.string(): self._json_value(depth + 1) for _ in range(self.rnd.count())}
+
+    def _json_list(self, depth=0):
+        return [self._json_value(depth + 1) for _ in range(self.rnd.count())]
+
+    def _json_value(self, depth=0):
         rnd = self.rnd
-        out = {}
-        for _ in range(rnd.count()):
-            out[rnd.string()] = rnd.pick([None, True, 1.5, -3.0, rnd.string(), [1.0, "a", None],
-                                          {"k": "v", "n": 2.0}])
-        return out
+        kinds = ["null", "bool", "num", "str"] + (["obj", "list"] if depth < 3 else [])
+        k = rnd.pick(kinds)
+        if k == "null":
+            return None
+        if k == "bool":
+            return rnd.chance()
+        if k == "num":
+            return rnd.pick([0.0, 1.5, -3.0, 1e300, 2.0**53, rnd.r.uniform(-1e6, 1e6), 12345.0])
+        if k == "str":
+            return rnd.string()
+        return self._json_obj(depth) if k == "obj" else self._json_list(depth)
 
     def _set(self, msg, f):
         FD = self.FD

@@ -28,6 +28,7 @@ from wireformat import (
     ParsedFrames,
     error_messages,
     frame_payloads,
+    frame_prefix,
     parse_frames,
 )
 
@@ -241,14 +242,23 @@ def encode_column(values: pa.Array | pa.ChunkedArray, *, encoder: "Encoder | Non
         if not pa.types.is_binary(values.type):
             values = values.cast(pa.binary())
         return EncodedColumn(values, pa.nulls(len(values), pa.string()))
-    dropped = None
-    if rules is not None:
+    if rules is not None:  # rules transform payloads after encoding: framed afterwards
         outcome = rules.encode(values, encoder, column, topics=topics, keys=keys)
         res, dropped = outcome.result, (outcome.dropped if outcome.dropped.any() else None)
-    else:
-        res = encoder.encode(values, column)
+        if framing is Framing.NONE:
+            return EncodedColumn(res.payloads, res.errors, None, dropped)
+        framed = frame_payloads(res.payloads, framing, schema_id, message_indexes=message_indexes,
+                                compression=compression, is_key=is_key)
+        return EncodedColumn(framed.values, res.errors, framed.headers, dropped)
     if framing is Framing.NONE:
-        return EncodedColumn(res.payloads, res.errors, None, dropped)
+        res = encoder.encode(values, column)
+        return EncodedColumn(res.payloads, res.errors)
+    prefix, headers = frame_prefix(framing, schema_id, message_indexes=message_indexes, compression=compression,
+                                   is_key=is_key)
+    if prefix is not None:  # the header written with the payloads, in the encoder's one pass
+        res = encoder.encode(values, column, prefix=prefix)
+        return EncodedColumn(res.payloads, res.errors, headers)
+    res = encoder.encode(values, column)
     framed = frame_payloads(res.payloads, framing, schema_id, message_indexes=message_indexes,
                             compression=compression, is_key=is_key)
-    return EncodedColumn(framed.values, res.errors, framed.headers, dropped)
+    return EncodedColumn(framed.values, res.errors, framed.headers)

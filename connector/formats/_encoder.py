@@ -93,12 +93,14 @@ class Encoder(SchemaBound):
         """
         return coerce(values, self.arrow_type, column)
 
-    def encode(self, values: pa.Array, column: str = "value") -> EncodeResult:
+    def encode(self, values: pa.Array, column: str = "value", prefix: bytes = b"") -> EncodeResult:
         """Encode every row; never raises for bad values (those rows get error text).
 
         ``values`` of another type than :attr:`arrow_type` are coerced first; values that do
         not fit the schema's types become row errors, structural mismatches raise
         :class:`EncodeError`. A null input row gives a null payload (a tombstone), no error.
+        Every payload starts with ``prefix`` (a framing header: see
+        :func:`wireformat.frame_prefix`), written in the same pass.
         """
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
@@ -107,7 +109,7 @@ class Encoder(SchemaBound):
         pre_errors = None
         if not values.type.equals(st.arrow_type):
             values, pre_errors = _coerce_rows(values, st.arrow_type, column)
-        payloads, errors = st.encode(values, self.options.fast_path)
+        payloads, errors = st.encode(values, self.options.fast_path, prefix)
         return _result(n, payloads, errors, pre_errors)
 
 

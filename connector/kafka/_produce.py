@@ -146,9 +146,14 @@ class BatchProducer:
         one record failed.
         """
         n = len(values)
-        topic_it = itertools.repeat(topics, n) if isinstance(topics, str) else topics
         produce = self.producer.produce
         poll = self.producer.poll
+        if isinstance(topics, str) and keys is None and partitions is None and headers is None:
+            self._produce_values(topics, values)
+            poll(0)
+            self.check()
+            return n
+        topic_it = itertools.repeat(topics, n) if isinstance(topics, str) else topics
         if keys is None and partitions is None and headers is None:
             # The common shape gets the shortest call: (topic, value).
             rows = zip(topic_it, values)
@@ -173,6 +178,23 @@ class BatchProducer:
         poll(0)
         self.check()
         return n
+
+    def _produce_values(self, topic: str, values: list) -> None:
+        """The common shape's loop - one topic, values only - with nothing per record but the
+        ``produce`` call (no tuple, no index: the index is found only if a call fails)."""
+        produce = self.producer.produce
+        v = None
+        try:
+            for v in values:
+                try:
+                    produce(topic, v)
+                except BufferError:
+                    self._wait_for_room(produce, (topic, v))
+        except KafkaException as e:
+            self.broken = True
+            i = next((j for j, x in enumerate(values) if x is v), "?")
+            raise DeliveryError(f"producing record {i} to topic {topic!r} partition any failed: "
+                                f"{_err_text(e)}") from e
 
     def _wait_for_room(self, call, row) -> None:
         # The local queue is full (queue.buffering.max.messages/kbytes): serve delivery reports

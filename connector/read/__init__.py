@@ -5,13 +5,15 @@ plan → reader schemas from :mod:`connector.schema` → output schema → :clas
 :class:`Pipeline` turns each raw Kafka Arrow batch into an output batch. The Spark source
 (:mod:`connector.spark`) and :func:`peek` share both, so a record decodes the same with or
 without Spark. :func:`load_plan`, :func:`registry_config` and :func:`document_kafka` are what
-reads and writes take from the document.
+reads and writes take from the document. :func:`plan_offsets` is where a batch read starts and
+ends per partition, for both.
 """
 from connector.read._pipeline import ERROR_COLUMN, META_COLUMNS, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
 from connector.read._plan import document_kafka, load_plan, registry_config
 from connector.read._setup import ReadSetup, build_setup
+from connector.read._offsets import offset_reader, offset_specs, plan_offsets
 from connector.read._peek import PEEK_DEFAULTS, parse_time, peek, peek_options
 
 __all__ = ["ReadSetup", "build_setup", "Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN",
            "META_COLUMNS", "load_plan", "registry_config", "document_kafka",
-           "peek", "peek_options", "parse_time", "PEEK_DEFAULTS"]
+           "peek", "peek_options", "parse_time", "PEEK_DEFAULTS", "plan_offsets", "offset_reader", "offset_specs"]

@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from connector.errors import ConfigError
+from connector.read._offsets import plan_offsets
 from connector.read._setup import ReadSetup, build_setup
 
 if TYPE_CHECKING:
-    from connector.kafka import KafkaOffsetReader, Pushdown
+    from connector.kafka import Pushdown
     from connector.options import SourceOptions
 
 __all__ = ["peek", "peek_options", "parse_time", "read", "PEEK_DEFAULTS"]
@@ -190,27 +191,10 @@ def decode(setup: ReadSetup, raw: pa.Table) -> pa.Table:
 
 def plan(setup: ReadSetup, *, n: int, from_end: bool, partitions: int | Sequence[int] | None,
          offset: int | None, since: int | None) -> list[tuple[TP, int, int]]:
-    """``((topic, partition), start, end)`` to read: where the read starts and ends, per partition."""
-    from connector.kafka import KafkaOffsetReader, validate_ranges
-
-    opts = setup.options
-    assert opts.starting is not None and opts.ending is not None  # scoped for a batch read
-    with KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0,
-                           group_prefix=opts.group_id_prefix, num_retries=opts.fetch_num_retries,
-                           retry_interval_s=opts.fetch_retry_interval_ms / 1000.0) as reader:
-        every = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)
-        tps = _select(every, partitions)
-        end = _resolve(reader, opts.ending, tps, every)
-        earliest = reader.earliest(tps)
-        if offset is not None:
-            start = {tp: min(offset, end[tp]) for tp in tps}
-        else:
-            start = _resolve(reader, opts.starting, tps, every)
-            if since is not None:
-                for tp, off in reader.first_offsets_at(tps, since).items():
-                    if off is not None:  # None: the broker cannot tell; the row mask decides
-                        start[tp] = max(start[tp], min(off, end[tp]))
-    start, end = validate_ranges(start, end, earliest, fail_on_data_loss=opts.fail_on_data_loss)
+    """``((topic, partition), start, end)`` to read: where the read starts and ends, per partition
+    (:func:`connector.read._offsets.plan_offsets`, as the Spark source plans)."""
+    _, start, end = plan_offsets(setup, select=lambda every: _select(every, partitions), since_ms=since,
+                                 first_offset=offset)
     out = []
     for tp in sorted(start):
         lo, hi = start[tp], end[tp]
@@ -232,15 +216,6 @@ def _select(every: list[TP], partitions: int | Sequence[int] | None) -> list[TP]
         raise ConfigError(f"no partition {', '.join(map(str, missing))} in the channel's topics "
                           f"(partitions: {', '.join(map(str, have)) or 'none'})")
     return tps
-
-
-def _resolve(reader: KafkaOffsetReader, spec, tps: list[TP], every: list[TP]) -> dict[TP, int]:
-    """``spec`` over ``tps``; per-partition JSON must still name every partition of the channel
-    (Spark's rule), whichever partitions peek shows."""
-    if spec.values and len(tps) != len(every):
-        keep = set(tps)
-        return {tp: v for tp, v in reader.resolve(spec, every).items() if tp in keep}
-    return reader.resolve(spec, tps)
 
 
 def _read_ranges(setup: ReadSetup, ranges: list[tuple[TP, int, int]], n: int,

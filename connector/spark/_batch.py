@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from connector.read import plan_offsets
 from connector.spark._setup import ReadSetup
 
-__all__ = ["BatchReader", "PushdownBatchReader", "KafkaInputPartition", "read_partition", "read_ranges", "offset_specs",
-           "offset_reader"]
+if TYPE_CHECKING:
+    from connector.kafka import Pushdown
+
+__all__ = ["BatchReader", "PushdownBatchReader", "KafkaInputPartition", "read_partition", "read_ranges"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -43,26 +46,6 @@ class KafkaInputPartition(InputPartition):
     def __repr__(self) -> str:
         shown = ", ".join(f"{t}-{p} [{s}, {e})" for t, p, s, e in self.ranges)
         return f"KafkaInputPartition({shown})"
-
-
-def offset_specs(setup: ReadSetup):
-    """The starting and ending offset specs, parsed at ``load()`` and resolved for this kind of
-    read (``SourceOptions.for_scope``): Spark's precedence and defaults already applied."""
-    opts = setup.options
-    if opts.starting is None or opts.direction != "read" or opts.streaming is None:
-        raise RuntimeError("a reader needs options checked for its kind of read (SourceOptions.for_scope)")
-    return opts.starting, opts.ending
-
-
-def offset_reader(setup: ReadSetup):
-    """The driver's :class:`~connector.kafka.KafkaOffsetReader` for this read, with the
-    ``fetchOffset.*`` timeout and retries (one place for batch and stream)."""
-    from connector.kafka import KafkaOffsetReader
-
-    opts = setup.options
-    return KafkaOffsetReader(setup.kafka_conf(), timeout_s=opts.fetch_timeout_ms / 1000.0,
-                             group_prefix=opts.group_id_prefix, num_retries=opts.fetch_num_retries,
-                             retry_interval_s=opts.fetch_retry_interval_ms / 1000.0)
 
 
 def read_partition(setup: ReadSetup, topic: str, partition: int, start: int, end: int,
@@ -110,32 +93,19 @@ class BatchReader(DataSourceReader):
 
     ``pushdown`` holds the filters a :class:`PushdownBatchReader` took over (none here)."""
 
-    pushdown = None
+    pushdown: Pushdown | None = None
 
     def __init__(self, setup: ReadSetup):
         self.setup = setup
 
     def partitions(self):
-        from connector.kafka import plan_ranges, validate_ranges
+        from connector.kafka import plan_ranges
 
         setup = self.setup
         opts = setup.options
-        start_spec, end_spec = offset_specs(setup)
         pushdown = self.pushdown
-        reader = offset_reader(setup)
-        try:
-            every = reader.partitions_for(topics=setup.topics or None, pattern=setup.topic_pattern)
-            tps = _selected(setup, pushdown, every) if pushdown else every
-            start = _resolve(reader, start_spec, tps, every)
-            end = _resolve(reader, end_spec, tps, every)
-            earliest = reader.earliest(tps)
-            from_time = _time_starts(reader, pushdown, start, end) if pushdown else {}
-        finally:
-            reader.close()
-        start, end = validate_ranges(start, end, earliest, fail_on_data_loss=opts.fail_on_data_loss)
-        for tp, off in from_time.items():  # the narrower bound wins
-            if tp in start and off is not None:
-                start[tp] = max(start[tp], off)
+        tps, start, end = plan_offsets(setup, select=(lambda every: _selected(setup, pushdown, every)) if pushdown else None,
+                                       since_ms=pushdown.timestamp_start_ms() if pushdown else None)
         ranges = plan_ranges(start, end, min_partitions=opts.min_partitions,
                              max_records_per_partition=opts.max_records_per_partition,
                              offsets=pushdown.offset_intervals() if pushdown else None)
@@ -180,25 +150,6 @@ def _selected(setup: ReadSetup, pushdown, tps):
     plan = setup.plan
     keep = {t for t in {t for t, _ in tps} if pushdown.selects_topic(t, plan.topic_params(t))}
     return [(t, p) for t, p in tps if t in keep and pushdown.selects_partition(p)]
-
-
-def _resolve(reader, spec, tps, every) -> dict:
-    """``spec`` over ``tps``; per-partition JSON must still name every partition of the read
-    (Spark's rule), whichever the pushed filters selected."""
-    if spec.kind in ("offsets", "timestamps") and len(tps) != len(every):
-        keep = set(tps)
-        return {tp: v for tp, v in reader.resolve(spec, every).items() if tp in keep}
-    return reader.resolve(spec, tps)
-
-
-def _time_starts(reader, pushdown, start, end) -> dict:
-    """Per partition, the first offset whose timestamp can pass the pushed timestamp filters
-    (None where the broker cannot tell)."""
-    ms = pushdown.timestamp_start_ms()
-    tps = [tp for tp in start if tp in end and end[tp] > start[tp]]
-    if ms is None or not tps:
-        return {}
-    return reader.first_offsets_at(tps, ms)
 
 
 def _show_ranges(ranges, limit: int = 20) -> str:

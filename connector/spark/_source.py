@@ -81,7 +81,8 @@ class AsyncApiKafkaDataSource(DataSource):
 
     def writer(self, schema, overwrite: bool):
         from connector.errors import ConfigError
-        from connector.spark._write import BatchWriter, build_write_setup
+        from connector.spark._sink import BatchWriter
+        from connector.spark._write import build_write_setup
 
         if overwrite:
             raise ConfigError("Kafka topics are append-only: write with mode('append') (overwrite would need "
@@ -90,7 +91,8 @@ class AsyncApiKafkaDataSource(DataSource):
         return BatchWriter(build_write_setup(opts, schema))
 
     def streamWriter(self, schema, overwrite: bool):
-        from connector.spark._write import StreamWriter, build_write_setup
+        from connector.spark._sink import StreamWriter
+        from connector.spark._write import build_write_setup
 
         # Complete/update output modes re-send their rows each micro-batch, as Spark's Kafka sink does.
         opts = self._options("write").for_scope(streaming=True, direction="write")

@@ -13,9 +13,10 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows, ReadMinRows,
                                               SupportsTriggerAvailableNow)
 
-from connector.kafka import EARLIEST, LATEST, OffsetKind
+from connector.kafka import EARLIEST, LATEST, KafkaOffsetReader, OffsetKind
 from connector.spark import _offsets as off
-from connector.spark._batch import KafkaInputPartition, offset_reader, offset_specs, read_ranges
+from connector.read import offset_reader, offset_specs
+from connector.spark._batch import KafkaInputPartition, read_ranges
 from connector.spark._setup import ReadSetup
 
 __all__ = ["StreamReader"]
@@ -32,7 +33,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: dict | None = None       # AvailableNow snapshot {(t, p): offset}
         self._latest_seen: dict | None = None
         self._last_trigger_ms: float | None = None
-        self._offset_reader = None
+        self._offset_reader: KafkaOffsetReader | None = None
 
     # -- driver side -------------------------------------------------------------------
     def _reader(self):

@@ -6,7 +6,9 @@ checked against the DataFrame's schema, topics created when asked. Everything la
 :class:`WriteSetup` that travels to executors inside the writer.
 
 Executors (:mod:`connector.spark._write_task`): Arrow batches → encode → frame → produce, every
-delivery checked before ``write()`` returns its commit message.
+delivery checked before ``write()`` returns its commit message. The writer objects Spark ships
+(:mod:`connector.spark._sink`) carry the setup pickled, so the driver's commit does not import
+the connector.
 
 Input columns follow Spark's Kafka sink:
 
@@ -30,13 +32,13 @@ import logging
 import re
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter
 from wireformat import Framing
 
 from connector.errors import ConfigError
 from connector.options import SourceOptions
 from connector.read import document_kafka, load_plan
 from connector.read import registry_config as registry_config_of
+from connector.spark._sink import BatchWriter, StreamWriter
 from connector.spark._write_types import Encoding, EncodingMode, WriteCommit, WriteSetup
 
 __all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "WriteSetup", "build_write_setup"]
@@ -227,54 +229,3 @@ def _create_topics(setup: WriteSetup) -> None:
         return
     spec = TopicSpec(setup.topic, plan.partitions, plan.replicas, tuple(plan.topic_configuration))
     ensure_topics(setup.kafka_conf(), [spec], timeout_s=setup.options.fetch_timeout_ms / 1000)
-
-
-class BatchWriter(DataSourceArrowWriter):
-    """``df.write``: one task per DataFrame partition, each producing its rows and waiting for
-    every delivery report before returning (a failed delivery fails the task)."""
-
-    def __init__(self, setup: WriteSetup):
-        self.setup = setup
-
-    def write(self, iterator):
-        from connector.spark._write_task import write_batches
-
-        return write_batches(self.setup, iterator)
-
-    def commit(self, messages) -> None:
-        rows = sum(m.rows for m in messages if m is not None)
-        log.info("asyncapi-kafka: wrote %d record(s) to channel %s", rows, self.setup.plan.channel)
-
-    def abort(self, messages) -> None:
-        rows = sum(m.rows for m in messages if m is not None)
-        log.warning("asyncapi-kafka: write to channel %s failed; %d record(s) of successful tasks were "
-                    "delivered and stay in Kafka (Kafka has no rollback: at-least-once)", self.setup.plan.channel,
-                    rows)
-
-    def __repr__(self) -> str:
-        return f"BatchWriter({self.setup!r})"
-
-
-class StreamWriter(DataSourceStreamArrowWriter):
-    """``df.writeStream``: each micro-batch as a batch write. A micro-batch whose tasks failed is
-    re-run by Spark after a restart, so its records may be written twice (at-least-once)."""
-
-    def __init__(self, setup: WriteSetup):
-        self.setup = setup
-
-    def write(self, iterator):
-        from connector.spark._write_task import write_batches
-
-        return write_batches(self.setup, iterator)
-
-    def commit(self, messages, batchId) -> None:
-        rows = sum(m.rows for m in messages if m is not None)
-        log.info("asyncapi-kafka: micro-batch %s wrote %d record(s) to channel %s", batchId, rows,
-                 self.setup.plan.channel)
-
-    def abort(self, messages, batchId) -> None:
-        log.warning("asyncapi-kafka: micro-batch %s to channel %s failed; it is retried from the "
-                    "checkpoint (records already delivered are written again)", batchId, self.setup.plan.channel)
-
-    def __repr__(self) -> str:
-        return f"StreamWriter({self.setup!r})"

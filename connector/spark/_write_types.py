@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import WriterCommitMessage
 
-from connector.options import SourceOptions
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # only names here: the commit worker unpickles WriteCommit without the connector
     from connector.asyncapi import ReadPlan
+    from connector.options import SourceOptions
     from connector.schema import WriterSchema
 
 __all__ = ["Encoding", "EncodingMode", "WriteSetup", "WriteCommit"]

@@ -101,6 +101,9 @@ def _write(n: Node, v, out: bytearray, path: str) -> None:
         if not isinstance(v, dict):
             raise RowError(f"{path}: expected a record, got {type(v).__name__}")
         for f in n.fields:
+            if f.type.kind == "cut":  # cut at the recursion depth: its one possible value
+                out += f.type.empty
+                continue
             _write(f.type, v.get(f.name), out, f"{path}.{f.name}")
     elif k == "boolean":
         out.append(1 if v else 0)

@@ -1,7 +1,11 @@
 """Vectorized Avro encoder: Arrow columns → Avro binary, column by column, no per-record loop.
 
-Every schema node encodes its whole column into a ``pa.BinaryArray`` (one encoded value per
-position, never null: empty where nothing is written):
+Every schema node encodes its whole column into *parts*: ``pa.BinaryArray`` columns and
+constant ``bytes`` whose row-wise concatenation is the node's encoding (a null row of a part
+adds nothing). A record's parts are its fields' parts, a string's are its length and its bytes,
+a union's its branch index and its value's parts; the top level (with the framing header in
+front, when the caller gives one) is joined once (``join_parts``), so no byte is copied once
+per level of nesting. Items of arrays and maps are joined per item, then sliced per row:
 
 ======================  =============================================================
 Avro                    how
@@ -14,7 +18,8 @@ fixed                   the values (length checked)
 decimal                 the 16-byte unscaled integers, big-endian, cut to fastavro's width
                         with one mask; precision checked in 128-bit arithmetic
 enum                    ``index_in`` on the symbols, then a varint
-record                  the fields' arrays joined row-wise (``binary_join_element_wise``)
+record                  its fields' parts in order; a field cut at the recursion depth
+                        writes its one value (``empty``)
 array, map              item encodings are contiguous, so a row's items are one slice:
                         offsets are re-indexed (zero copy), then ``count, items, 0`` joined
 union                   ``varint(branch)`` joined with the chosen branch's encoding
@@ -35,14 +40,13 @@ import pyarrow.compute as pc
 
 from connector.formats.avro._schema import Node, union_kind
 from connector.formats.core import (
-    EMPTY_BYTES,
-    ZERO_BYTE,
     RowErrors,
     binary_from_buffers,
     dense,
     fixed_width_rows,
     int_values,
-    join_rows,
+    join_parts,
+    masked_part,
     valid_mask,
     varints,
     with_validity,
@@ -54,14 +58,20 @@ __all__ = ["encode_vectorized"]
 _U64 = np.uint64
 
 
-def _bitlen(x: np.ndarray) -> np.ndarray:
-    r = np.zeros(len(x), np.int64)
-    x = x.copy()
-    for s in (32, 16, 8, 4, 2, 1):
-        m = x >= _U64(1 << s)
-        x = np.where(m, x >> _U64(s), x)
-        r += m * s
-    return r + (x > 0)
+_BITS = np.array([i.bit_length() for i in range(256)], np.int64)
+
+
+def _bitlen128(ahi: np.ndarray, alo: np.ndarray) -> np.ndarray:
+    """``int.bit_length`` of unsigned 128-bit values given as two uint64 halves, per row: the
+    first non-zero byte of the big-endian form and a byte table."""
+    m = len(ahi)
+    mag = np.empty((m, 2), ">u8")
+    mag[:, 0], mag[:, 1] = ahi, alo
+    b = mag.view(np.uint8).reshape(m, 16)
+    nz = b != 0
+    first = nz.argmax(1)
+    top = b[np.arange(m), first]
+    return np.where(nz.any(1), (15 - first) * 8 + _BITS[top], 0)
 
 
 def _decimal(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> pa.Array:
@@ -88,73 +98,82 @@ def _decimal(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str
         size = int(n.size)
         if size >= 16:
             pad = np.where(neg, 0xFF, 0x00).astype(np.uint8)[:, None].repeat(size - 16, 1)
-            return fixed_width_rows(np.concatenate([pad, be], 1).ravel(), size, m)
+            return [fixed_width_rows(np.concatenate([pad, be], 1).ravel(), size, m)]
         sign = np.where(neg, 0xFF, 0x00).astype(np.uint8)
         fits = (be[:, :16 - size] == sign[:, None]).all(1) & ((be[:, 16 - size] >= 0x80) == neg)
         ctx.fail(live & ~fits, f"{path}: decimal does not fit fixed({size})")
-        return fixed_width_rows(np.ascontiguousarray(be[:, 16 - size:]).ravel(), size, m)
-    width = (np.where(ahi > 0, 64 + _bitlen(ahi), _bitlen(alo)) + 8) // 8
+        return [fixed_width_rows(np.ascontiguousarray(be[:, 16 - size:]).ravel(), size, m)]
+    width = (_bitlen128(ahi, alo) + 8) // 8  # fastavro's size: (bit_length(|u|) + 8) // 8
     keep = np.arange(16)[None, :] >= (16 - width)[:, None]
     offs = np.zeros(m + 1, np.int64)
     np.cumsum(width, out=offs[1:])
     body = binary_from_buffers(offs, be[keep], m)
-    return join_rows(varints(zigzag(width)), body)
+    return [varints(zigzag(width)), body]
 
 
 def _enc(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> pa.Array:
+    """The node's encoding as one array (its parts joined)."""
+    return join_parts(_parts(n, arr, live, ctx, path), len(arr))
+
+
+def _parts(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> list:
     k = n.kind
     m = len(arr)
     if k == "union":
         return _union(n, arr, live, ctx, path)
     if k == "null":
-        return pa.repeat(EMPTY_BYTES, m) if m else pa.array([], pa.binary())
+        return []
     if arr.null_count:
         valid = valid_mask(arr)
         ctx.fail(live & ~valid, f"{path}: null for a non-nullable Avro {k}")
         live = live & valid
     if k == "record":
-        if not n.fields:
-            return pa.repeat(EMPTY_BYTES, m) if m else pa.array([], pa.binary())
-        parts = [_enc(f.type, arr.field(i), live, ctx, f"{path}.{f.name}")
-                 for i, f in enumerate(n.fields)]
-        return join_rows(*parts)
+        parts: list = []
+        j = 0  # the Arrow struct has no child for a field cut at the recursion depth
+        for f in n.fields:
+            if f.type.kind == "cut":
+                parts.append(f.type.empty)
+                continue
+            parts += _parts(f.type, arr.field(j), live, ctx, f"{path}.{f.name}")
+            j += 1
+        return parts
     if k == "boolean":
         vals = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
-        return fixed_width_rows(vals, 1, m)
+        return [fixed_width_rows(vals, 1, m)]
     if k in ("int", "long"):
         v = int_values(arr)
         if n.logical and n.logical.endswith("timestamp-millis"):
             v = np.floor_divide(v, 1000)
-        return varints(zigzag(v))
+        return [varints(zigzag(v))]
     if k == "float":
-        return fixed_width_rows(arr.fill_null(0).to_numpy(zero_copy_only=False).astype("<f4"), 4, m)
+        return [fixed_width_rows(arr.fill_null(0).to_numpy(zero_copy_only=False).astype("<f4"), 4, m)]
     if k == "double":
-        return fixed_width_rows(arr.fill_null(0).to_numpy(zero_copy_only=False).astype("<f8"), 8, m)
+        return [fixed_width_rows(arr.fill_null(0).to_numpy(zero_copy_only=False).astype("<f8"), 8, m)]
     if n.logical == "decimal" and pa.types.is_decimal(arr.type):
         return _decimal(n, arr, live, ctx, path)
     if k == "enum":
         idx = pc.index_in(arr, value_set=pa.array(n.symbols, pa.string()))
         unknown = live & ~valid_mask(idx)
         ctx.fail(unknown, lambda v: f"{path}: {str(v)[:40]!r} is not a symbol of enum {n.name}", arr)
-        return varints(zigzag(int_values(idx)))
+        return [varints(zigzag(int_values(idx)))]
     if k in ("string", "bytes", "fixed"):
         b = arr if pa.types.is_binary(arr.type) else arr.cast(pa.binary())
         lens = pc.binary_length(b).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         if k == "fixed":
             ctx.fail(live & (lens != n.size), f"{path}: fixed({n.size}) needs {n.size} bytes")
-            return b.fill_null(b"") if b.null_count else b
+            return [b]
         if n.logical == "uuid":
             ok = pc.match_substring_regex(arr.cast(pa.string()), r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
                                           r"[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
             ctx.fail(live & ~ok.fill_null(True).to_numpy(zero_copy_only=False),
                      lambda v: f"{path}: {str(v)[:40]!r} is not a UUID", arr)
-        return join_rows(varints(zigzag(lens)), b)
+        return [varints(zigzag(lens)), b]
     if k in ("array", "map"):
         return _collection(n, arr, live, ctx, path)
     raise ValueError(f"{path}: no encoding for Avro {k}")
 
 
-def _collection(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> pa.Array:
+def _collection(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> list:
     m = len(arr)
     offs = arr.offsets.to_numpy().astype(np.int64)
     lens = np.diff(offs)
@@ -165,8 +184,8 @@ def _collection(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: 
     if n.kind == "map":
         kb = arr.keys.slice(base, stop - base).cast(pa.binary())
         klen = pc.binary_length(kb).to_numpy(zero_copy_only=False).astype(np.int64)
-        enc = join_rows(varints(zigzag(klen)), kb, _enc(n.items, arr.items.slice(base, stop - base),
-                                                 inner_live, sub, f"{path}[value]"))
+        enc = join_parts([varints(zigzag(klen)), kb] + _parts(n.items, arr.items.slice(base, stop - base),
+                                                              inner_live, sub, f"{path}[value]"), stop - base)
     else:
         enc = _enc(n.items, arr.values.slice(base, stop - base), inner_live, sub, f"{path}[]")
     if enc.null_count:
@@ -177,10 +196,10 @@ def _collection(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: 
     body_offs = eoffs[offs - base]
     data = enc.buffers()[2] or pa.py_buffer(b"")
     body = pa.BinaryArray.from_buffers(pa.binary(), m, [None, pa.py_buffer(body_offs.astype(np.int32)), data])
-    return join_rows(varints(zigzag(lens), lens > 0), body, ZERO_BYTE)
+    return [varints(zigzag(lens), lens > 0), body, b"\x00"]
 
 
-def _union(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> pa.Array:
+def _union(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) -> list:
     br = n.branches
     nn = n.nonnull
     null_i = next((i for i, b in enumerate(br) if b.kind == "null"), None)
@@ -197,52 +216,45 @@ def _union(n: Node, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str) 
         bidx = np.array([br.index(b) for b in nn], np.int64)[chosen]
         encs = [with_validity(_enc(b, x, live & mv & (chosen == i), ctx, path), mv & (chosen == i))
                 for i, (b, x, mv) in enumerate(zip(nn, members, mvalid))]
-        value = pc.coalesce(*encs) if len(encs) > 1 else encs[0]
+        value: list = [pc.coalesce(*encs) if len(encs) > 1 else encs[0]]
     else:
         present = valid
         if not nn:
             bidx = np.zeros(m, np.int64)
-            value = None
+            value = []
         elif uk == "long":
             v = int_values(arr)
             is_int = (v >= -(1 << 31)) & (v < (1 << 31))
             ii = next(i for i, b in enumerate(br) if b.kind == "int")
             li = next(i for i, b in enumerate(br) if b.kind == "long")
             bidx = np.where(is_int, ii, li)
-            value = varints(zigzag(v))
+            value = [varints(zigzag(v))]
         elif uk == "double":
             bidx = np.full(m, next(i for i, b in enumerate(br) if b.kind == "double"), np.int64)
-            value = _enc(Node("double"), arr, live & valid, ctx, path)
+            value = _parts(Node("double"), arr, live & valid, ctx, path)
         else:
             bidx = np.full(m, br.index(nn[0]), np.int64)
-            value = _enc(nn[0], arr, live & valid, ctx, path)
-        if value is not None:
-            value = with_validity(value, valid)
+            value = _parts(nn[0], arr, live & valid, ctx, path)
+        value = [masked_part(p, valid, m) for p in value]  # a null writes its branch index only
     if null_i is None:
         ctx.fail(live & ~present, f"{path}: null for a union without a null branch")
         null_i = 0
     bidx = np.where(present, bidx, null_i)
-    if value is None:
-        return varints(zigzag(bidx))
-    if (bidx == bidx[0]).all() if m else True:
-        head = pa.scalar(varints(zigzag(bidx[:1])).to_pylist()[0] if m else b"", pa.binary())
-    else:
-        head = varints(zigzag(bidx))
-    return join_rows(head, value)
+    if m and (bidx == bidx[0]).all():
+        return [varints(zigzag(bidx[:1])).to_pylist()[0]] + value
+    return [varints(zigzag(bidx))] + value
 
 
-def encode_vectorized(node: Node, values: pa.Array):
+def encode_vectorized(node: Node, values: pa.Array, prefix: bytes = b""):
     """(payloads, errors object array, failed-row mask or None) for ``values`` of
-    ``arrow_type_of(node)``; null rows → null payloads."""
+    ``arrow_type_of(node)``, each payload after ``prefix`` (a framing header); null rows →
+    null payloads."""
     n = len(values)
     errors = np.full(n, None, object)
     ctx = RowErrors(errors)
     valid = valid_mask(values)
     # null rows (tombstones) are not live: encoded as junk, never checked, then marked null
-    if node.kind == "union":
-        enc = _union(node, values, valid, ctx, "value")
-    else:
-        enc = _enc(node, values, valid, ctx, "value")
+    enc = join_parts([prefix] + _parts(node, values, valid, ctx, "value"), n)
     bad = ctx.bad_rows()
     return with_validity(enc, valid if bad is None else valid & ~bad), errors, bad
 

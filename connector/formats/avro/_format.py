@@ -64,18 +64,16 @@ class AvroReader:
 
 class AvroEncoderModel:
     def __init__(self, text: str, refs: tuple, options: EncodeOptions):
-        self.node, recursive = parse_avro(text, max_depth=options.max_recursion_depth, refs=refs_texts(refs))
-        if recursive:
-            # the decoder's type cuts recursion at a depth: the cut fields would be missing
-            # from every record, which no Avro reader accepts
-            raise SchemaMappingError("recursive Avro schemas cannot be encoded (fields cut at "
-                                     "max_recursion_depth would be missing)")
+        # recursion cut at the decoder's depth: each cut place writes the one value it can hold
+        # (null, an empty array or map), so every record stays complete for any Avro reader
+        self.node, _ = parse_avro(text, max_depth=options.max_recursion_depth, refs=refs_texts(refs),
+                                  keep_cuts=True)
         self.arrow_type: pa.DataType = arrow_type_of(self.node)
         self.full_name: str | None = self.node.name
         self.message_indexes: list[int] | None = None
 
-    def encode(self, values: pa.Array, fast: bool):
-        return encode_avro(self.node, values, fast)
+    def encode(self, values: pa.Array, fast: bool, prefix: bytes = b""):
+        return encode_avro(self.node, values, fast, prefix)
 
 
 class AvroFormat:

@@ -7,19 +7,12 @@ resolves against this uncut graph and *skips* what the reader does not keep.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from connector.formats.avro._schema import PRIMITIVES, Field, Node
+from connector.formats.avro._model import PRIMITIVES, Field, Node, fullname, load_json
 from connector.errors import SchemaMappingError
 
 __all__ = ["parse_graph", "short_names"]
-
-
-def _fullname(name: str, namespace: str | None) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
 
 
 def short_names(n: Node) -> set:
@@ -36,7 +29,7 @@ class _Graph:
         if isinstance(obj, str):
             if obj in PRIMITIVES:
                 return Node(obj)
-            for cand in (_fullname(obj, ns), obj):
+            for cand in (fullname(obj, ns), obj):
                 if cand in self.names:
                     return self.names[cand]
             raise SchemaMappingError(f"unknown Avro type name {obj!r}")
@@ -53,9 +46,9 @@ class _Graph:
         if t in ("record", "error", "enum", "fixed"):
             if not isinstance(obj.get("name"), str):
                 raise SchemaMappingError(f"Avro {t} without a name")
-            full = _fullname(obj["name"], obj.get("namespace", ns))
+            full = fullname(obj["name"], obj.get("namespace", ns))
             own_ns = full.rpartition(".")[0] or None
-            aliases = [_fullname(a, own_ns) for a in obj.get("aliases", ()) if isinstance(a, str)]
+            aliases = [fullname(a, own_ns) for a in obj.get("aliases", ()) if isinstance(a, str)]
             if t == "enum":
                 syms = obj.get("symbols")
                 if not isinstance(syms, list) or not all(isinstance(x, str) for x in syms):
@@ -93,8 +86,8 @@ def parse_graph(text: str | dict | list, refs: tuple = ()) -> Node:
     g = _Graph()
     try:
         for ref in refs:
-            g.walk(json.loads(ref) if isinstance(ref, str) else ref, None)
-        return g.walk(json.loads(text) if isinstance(text, str) else text, None)
+            g.walk(load_json(ref), None)
+        return g.walk(load_json(text), None)
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         if isinstance(e, SchemaMappingError):
             raise

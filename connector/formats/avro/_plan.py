@@ -1,21 +1,17 @@
-"""Writer × reader → a decode plan executed in lockstep over every payload of a group.
+"""Writer × reader → a decode plan: what to do with every writer type, per the Avro spec.
 
-A plan node decodes, for arrays of cursors (one byte position and row id each), the writer's
-bytes of one type into an Arrow array of the reader's type. Records run their fields in
-writer order (skipping writer-only fields, filling reader-only fields with defaults); unions
-read the branch index, split the cursors by branch and scatter the results back; arrays and
-maps read block counts and decode items either all at once (fixed-width items: positions are
-arithmetic; varint items: item ends are the next bytes < 0x80) or in waves of one item per
-still-active cursor. The plan mirrors the reader tree, which is finite (recursion is cut by
-``parse_avro``); data the reader does not keep is skipped over the uncut writer graph with a
-nesting cap, so Python recursion is bounded by the schema and :data:`MAX_NESTING`, never by
-the data.
+A plan node says how the writer's bytes of one type become a value of the reader's type:
+records list their fields in writer order (decode into a reader field, or skip a writer-only
+field; reader-only fields take their defaults), a writer union maps each branch index to a
+reader branch (or to an error for that branch only), arrays and maps hold their item plan,
+scalars carry their promotion (int → long/float/double, string ↔ bytes …). Every node keeps
+the reader type it produces (``reader``). The plan mirrors the reader tree, which is finite
+(recursion is cut by ``parse_avro``); data the reader does not keep is skipped over the uncut
+writer graph. :mod:`connector.formats.avro._program` compiles a plan for the kernel.
 
-Known limits: a writer union branch whose record the reader's cut removed from a union with
+Known limit: a writer union branch whose record the reader's cut removed from a union with
 other non-null branches has no reader branch, so rows using it at the cut depth are row errors
-(a ``["null", T]`` union at the cut is dropped as a whole and is skipped fine). The collection
-cap (``max_collection_items``) counts all items of one record, as the old guard did; a group of
-many rows each at the cap of zero-byte items (``null``) still materialises them.
+(a ``["null", T]`` union at the cut is dropped as a whole and is skipped fine).
 """
 from __future__ import annotations
 
@@ -23,31 +19,14 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro._graph import short_names
-from connector.formats.avro._read import (
-    Ctx,
-    binary_array,
-    decimal_array,
-    from_numpy,
-    read_bytes,
-    read_fixed,
-    read_varint,
-    string_array,
-)
-from connector.formats.avro._schema import Node, arrow_type_of, default_value, union_kind
-from connector.formats.avro._walk import (
-    MAX_NESTING,
-    min_size,
-    skip,
-    skip_width,
-    walk_collection,
-)
+from connector.formats.avro._schema import Node, arrow_type_of, default_value
+from connector.formats.avro._walk import min_size, skip_width
 
-__all__ = ["MAX_NESTING", "resolve"]
+__all__ = ["resolve"]
 
 _PROMO = {("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"),
           ("long", "double"), ("float", "double"), ("string", "bytes"), ("bytes", "string")}
 _NAMED = ("record", "enum", "fixed")
-_I64_MS = (2**63 - 1) // 1000
 
 
 def _desc(n: Node) -> str:
@@ -77,81 +56,32 @@ def _match_branch(w: Node, R: Node):
     return None
 
 
-# -- assembling ------------------------------------------------------------------------------
-def _scatter(m: int, parts: list, typ: pa.DataType) -> pa.Array:
-    """Arrays for disjoint cursor subsets → one array of length m (null elsewhere)."""
-    parts = [(s, v if v.type == typ else v.cast(typ)) for s, v in parts if len(s)]
-    if not parts:
-        return pa.nulls(m, typ)
-    if len(parts) == 1 and len(parts[0][0]) == m:
-        return parts[0][1]
-    vals = pa.concat_arrays([v for _, v in parts])
-    ix = np.full(m, -1, np.int64)
-    off = 0
-    for s, v in parts:
-        ix[s] = np.arange(off, off + len(v))
-        off += len(v)
-    return vals.take(pa.array(ix, mask=ix < 0))
-
-
-def _assemble_union(R: Node, typ: pa.DataType, m: int, parts: list) -> pa.Array:
-    """parts: (reader branch index, cursors, values) → the reader union's Arrow form."""
-    kind = union_kind(R)
-    vparts = [(rb, s, v) for rb, s, v in parts if R.branches[rb].kind != "null"]
-    if kind != "struct":
-        return _scatter(m, [(s, v) for _, s, v in vparts], typ)
-    valid = np.zeros(m, bool)
-    for _, s, _v in vparts:
-        valid[s] = True
-    members = []
-    j = 0
-    for rb, b in enumerate(R.branches):
-        if b.kind == "null":
-            continue
-        members.append(_scatter(m, [(s, v) for i, s, v in vparts if i == rb], typ.field(j).type))
-        j += 1
-    return pa.StructArray.from_arrays(members, fields=list(typ),
-                                      mask=None if valid.all() else pa.array(~valid))
-
-
 # -- plans -----------------------------------------------------------------------------------
 class Plan:
+    """How writer bytes of one type become a value of the reader type ``reader``."""
     width: int | None = None  # bytes per value when constant
     varint = False   # the value is exactly one varint
     min_size = 0
+    reader: Node  # set by resolve()
 
     def __init__(self, typ: pa.DataType):
         self.typ = typ
 
-    def decode(self, ctx: Ctx, pos, rid, depth):
-        raise NotImplementedError
-
 
 class ErrorPlan(Plan):
+    """Unresolvable: every row reaching it fails with ``why``."""
+
     def __init__(self, typ, why):
         super().__init__(typ)
         self.why = why
-
-    def decode(self, ctx, pos, rid, depth):
-        ctx.fail(rid, self.why)
-        return pa.nulls(len(pos), self.typ), np.full(len(pos), ctx.zero, np.int64)
 
 
 class NullPlan(Plan):
     width = 0
 
-    def decode(self, ctx, pos, rid, depth):
-        return pa.nulls(len(pos), self.typ), pos
-
 
 class BoolPlan(Plan):
     width = min_size = 1
-
-    def decode(self, ctx, pos, rid, depth):
-        mat, p = read_fixed(ctx, pos, rid, 1)
-        b = mat[:, 0]
-        ctx.check(p, rid, b > 1, "boolean byte is neither 0 nor 1")
-        return pa.array(b == 1, pa.bool_()), p
 
 
 class NumPlan(Plan):
@@ -164,31 +94,6 @@ class NumPlan(Plan):
         self.width = {"float": 4, "double": 8}.get(self.wk)
         self.min_size = self.width or 1
 
-    def decode(self, ctx, pos, rid, depth):
-        if self.varint:
-            raw, p = read_varint(ctx, pos, rid, is_int=self.wk == "int")
-        else:
-            mat, p = read_fixed(ctx, pos, rid, self.width)
-            raw = mat.view("<f4" if self.width == 4 else "<f8").ravel()
-        with np.errstate(all="ignore"):  # float32 signalling NaNs widen to quiet NaNs
-            return self._convert(ctx, raw, rid), p
-
-    def _convert(self, ctx, raw, rid):
-        r, typ = self.r, self.typ
-        if r.kind == "int":
-            return from_numpy(raw.astype(np.int32), typ)
-        if r.kind == "float":
-            return from_numpy(raw.astype(np.float32), typ)
-        if r.kind == "double":
-            return from_numpy(raw.astype(np.float64), typ)
-        if pa.types.is_timestamp(typ) and r.logical and r.logical.endswith("millis"):
-            bad = np.abs(raw) > _I64_MS
-            if bad.any():
-                ctx.fail(rid[bad], "timestamp in milliseconds beyond the microsecond range")
-                raw = np.where(bad, 0, raw)
-            raw = raw * 1000
-        return from_numpy(raw.astype(np.int64), typ)
-
 
 class BytesPlan(Plan):
     """bytes/string/fixed writer → binary, string or decimal reader."""
@@ -200,22 +105,9 @@ class BytesPlan(Plan):
         self.min_size = self.size if self.size is not None else 1
         self.r = r
 
-    def decode(self, ctx, pos, rid, depth):
-        if self.size is not None:
-            p = pos + self.size
-            bad = p > ctx.end[rid]
-            ctx.check(p, rid, bad, "truncated payload")
-            starts, lens = pos, np.where(bad, 0, self.size).astype(np.int64)
-        else:
-            starts, lens, p = read_bytes(ctx, pos, rid)
-        if pa.types.is_decimal(self.typ):
-            return decimal_array(ctx, starts, lens, rid, self.typ.precision, self.typ.scale), p
-        if pa.types.is_string(self.typ):
-            return string_array(ctx, starts, lens, rid), p
-        return binary_array(ctx, starts, lens), p
-
 
 class EnumPlan(Plan):
+    """Writer symbol index → reader symbol index (``map``; -1: unknown and no default)."""
     varint = True
     min_size = 1
 
@@ -225,78 +117,27 @@ class EnumPlan(Plan):
         dflt = rs.index(r.enum_default) if r.enum_default in rs else -1
         self.map = np.array([rs.index(s) if s in rs else dflt for s in w.symbols] or [-1], np.int64)
         self.nw = len(w.symbols)
-        self.syms = pa.array(rs or [""], pa.string())
-
-    def decode(self, ctx, pos, rid, depth):
-        idx, p = read_varint(ctx, pos, rid, is_int=True)
-        ok = (idx >= 0) & (idx < self.nw)
-        mapped = np.where(ok, self.map.take(np.where(ok, idx, 0)), -1)
-        bad = mapped < 0
-        if bad.any():
-            ctx.check(p, rid, ~ok, "enum index out of range")
-            ctx.check(p, rid, bad, "enum symbol unknown to the reader, which has no default")
-            mapped = np.where(bad, 0, mapped)
-        return self.syms.take(pa.array(mapped)), p
 
 
 class RecordPlan(Plan):
+    """``steps``: (plan, None, reader field) to decode or (None, writer type, None) to skip,
+    in writer order; ``defaults``: {reader field: one-value array} for reader-only fields."""
+
     def __init__(self, typ, steps, defaults, width):
         super().__init__(typ)
         self.steps, self.defaults, self.width = steps, defaults, width
         self.min_size = sum(s[0].min_size if s[0] is not None else min_size(s[1]) for s in steps)
 
-    def decode(self, ctx, pos, rid, depth):
-        m = len(pos)
-        if depth > MAX_NESTING:
-            ctx.fail(rid, f"nesting deeper than {MAX_NESTING} levels")
-        kids = [None] * len(self.typ)
-        p = pos
-        for plan, wtype, ri in self.steps:
-            if plan is None:
-                p = skip(ctx, wtype, p, rid, depth + 1)
-            else:
-                kids[ri], p = plan.decode(ctx, p, rid, depth + 1)
-        if self.defaults:
-            zeros = pa.array(np.zeros(m, np.int64))
-            for ri, dv in self.defaults.items():
-                kids[ri] = dv.take(zeros)
-        if not kids:
-            return pa.Array.from_buffers(self.typ, m, [None], children=[]), p
-        return pa.StructArray.from_arrays(kids, fields=list(self.typ)), p
-
 
 class WriterUnionPlan(Plan):
-    """A writer union: the encoded branch index picks the branch (never the value's type)."""
+    """A writer union: the encoded branch index picks the branch (never the value's type).
+    ``branches``: (plan, reader branch, error) per writer branch; ``R`` the reader union or
+    None (a non-union reader)."""
     min_size = 1
 
     def __init__(self, typ, branches, R):
         super().__init__(typ)
-        self.branches, self.R = branches, R  # (plan, reader branch, error) per writer branch
-
-    def decode(self, ctx, pos, rid, depth):
-        m = len(pos)
-        idx, p = read_varint(ctx, pos, rid, is_int=True)
-        nb = len(self.branches)
-        bad = (idx < 0) | (idx >= nb)
-        if bad.any():
-            ctx.check(p, rid, bad, "union branch index out of range")
-            idx = np.where(bad, -1, idx)
-        parts = []
-        single = m > 0 and bool((idx == idx[0]).all())
-        for b in ([int(idx[0])] if single else np.unique(idx).tolist()):
-            if b < 0:
-                continue
-            sel = np.arange(m) if single else np.flatnonzero(idx == b)
-            plan, rb, why = self.branches[b]
-            if why is not None:
-                ctx.fail(rid[sel], why)
-                p[sel] = ctx.zero
-                continue
-            vals, p[sel] = plan.decode(ctx, p[sel], rid[sel], depth + 1)
-            parts.append((rb, sel, vals))
-        if self.R is None:
-            return _scatter(m, [(s, v) for _, s, v in parts], self.typ), p
-        return _assemble_union(self.R, self.typ, m, parts), p
+        self.branches, self.R = branches, R
 
 
 class ToUnionPlan(Plan):
@@ -307,10 +148,6 @@ class ToUnionPlan(Plan):
         self.inner, self.rb, self.R = inner, rb, R
         self.width, self.varint, self.min_size = inner.width, inner.varint, inner.min_size
 
-    def decode(self, ctx, pos, rid, depth):
-        vals, p = self.inner.decode(ctx, pos, rid, depth)
-        return _assemble_union(self.R, self.typ, len(pos), [(self.rb, np.arange(len(pos)), vals)]), p
-
 
 class MapEntryPlan(Plan):
     min_size = 1
@@ -319,12 +156,6 @@ class MapEntryPlan(Plan):
         super().__init__(pa.struct([("key", pa.string()), ("value", value.typ)]))
         self.value = value
 
-    def decode(self, ctx, pos, rid, depth):
-        starts, lens, p = read_bytes(ctx, pos, rid)
-        keys = string_array(ctx, starts, lens, rid)
-        vals, p = self.value.decode(ctx, p, rid, depth)
-        return pa.StructArray.from_arrays([keys, vals], fields=list(self.typ)), p
-
 
 class CollectionPlan(Plan):
     min_size = 1
@@ -332,37 +163,6 @@ class CollectionPlan(Plan):
     def __init__(self, typ, item: Plan, is_map: bool):
         super().__init__(typ)
         self.item, self.is_map = item, is_map
-
-    def decode(self, ctx, pos, rid, depth):
-        m = len(pos)
-        chunks = []
-        item = self.item
-
-        def step(cur, ipos, irid, nums):
-            vals, q = item.decode(ctx, ipos, irid, depth + 1)
-            chunks.append((cur, nums, vals))
-            return q
-
-        if depth > MAX_NESTING:
-            ctx.fail(rid, f"nesting deeper than {MAX_NESTING} levels")
-        p, count = walk_collection(ctx, pos, rid, step, item.width, item.varint, item.min_size)
-        offs = np.zeros(m + 1, np.int64)
-        np.cumsum(count, out=offs[1:])
-        if not chunks:
-            values = pa.array([], item.typ)
-        else:
-            vals = chunks[0][2] if len(chunks) == 1 else pa.concat_arrays([c[2] for c in chunks])
-            dest = np.concatenate([offs[c[0]] + c[1] for c in chunks])
-            if len(dest) == len(vals) and not (dest == np.arange(len(dest))).all():
-                perm = np.empty(len(dest), np.int64)
-                perm[dest] = np.arange(len(dest))
-                vals = vals.take(pa.array(perm))
-            values = vals
-        offsets = pa.array(offs.astype(np.int32))
-        if self.is_map:
-            keys, items = values.flatten()
-            return pa.MapArray.from_arrays(offsets, keys, items, type=self.typ), p
-        return pa.ListArray.from_arrays(offsets, values, type=self.typ), p
 
 
 # -- resolution ------------------------------------------------------------------------------
@@ -373,7 +173,8 @@ def resolve(w: Node, r: Node, memo: dict | None = None) -> Plan:
     memo = {} if memo is None else memo
     key = (id(w), id(r))
     if key not in memo:
-        memo[key] = _resolve(w, r, memo)
+        plan = memo[key] = _resolve(w, r, memo)
+        plan.reader = r
     return memo[key]
 
 

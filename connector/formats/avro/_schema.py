@@ -20,113 +20,73 @@ local-timestamp-millis / -micros       timestamp[us] (Spark TIMESTAMP_NTZ)
 [int, long] / [float, double]          int64 / float64 (as spark-avro)
 other unions                           struct<member0, member1, ...> (non-null branches)
 =====================================  =========================================
+
+Recursion is cut at ``max_depth``: a type below the cut is left out of the tree (a field or
+union branch whose type was cut disappears from the Arrow type). Writers parse with
+``keep_cuts=True`` instead: each cut place stays in the tree as a ``cut`` node holding the one
+value a writer can put there (``empty``: the null branch of a union, an empty array or map;
+``logical`` says which: ``"null"``, ``"array"``, ``"map"``),
+so every record is still complete on the wire; a cut that admits no value (a record with a
+field of its own type and no null, array or map on the way) has ``empty=None``.
 """
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
 from connector.errors import SchemaMappingError
+from connector.formats.avro._graph import parse_graph
+from connector.formats.avro._model import PRIMITIVES, Field, Node
 
 __all__ = ["Node", "Field", "parse_avro", "arrow_type_of", "default_value"]
 
-PRIMITIVES = frozenset(["null", "boolean", "int", "long", "float", "double", "bytes", "string"])
 TS_UTC = pa.timestamp("us", tz="UTC")
 TS_NTZ = pa.timestamp("us")
 
 
-class Field:
-    __slots__ = ("name", "aliases", "type", "default", "has_default")
-
-    def __init__(self, name, aliases, type_, default, has_default):
-        self.name, self.aliases, self.type = name, tuple(aliases or ()), type_
-        self.default, self.has_default = default, has_default
-
-
-class Node:
-    """One Avro type, with named references expanded (recursion cut or refused)."""
-
-    __slots__ = ("kind", "logical", "name", "aliases", "fields", "items", "branches", "symbols",
-                 "size", "precision", "scale", "arrow", "enum_default", "memo")
-
-    def __init__(self, kind, **kw):
-        self.kind = kind
-        self.logical = kw.get("logical")
-        self.name = kw.get("name")
-        self.aliases = tuple(kw.get("aliases") or ())
-        self.fields = kw.get("fields", ())
-        self.items = kw.get("items")
-        self.branches = kw.get("branches", ())
-        self.symbols = tuple(kw.get("symbols") or ())
-        self.size = kw.get("size")
-        self.precision = kw.get("precision")
-        self.scale = kw.get("scale", 0)
-        self.enum_default = kw.get("enum_default")
-        self.arrow = None
-        self.memo = {}  # per-node caches of the Avro engine (encoded widths)
-
-    @property
-    def nonnull(self) -> tuple:
-        return tuple(b for b in self.branches if b.kind != "null")
-
-    def __repr__(self):
-        return f"Node({self.kind}, {self.name or self.logical or ''})"
+def _zz(i: int) -> bytes:
+    """Avro's zig-zag varint of a small non-negative int (a union branch index)."""
+    i <<= 1
+    out = bytearray()
+    while i & ~0x7F:
+        out.append((i & 0x7F) | 0x80)
+        i >>= 7
+    out.append(i)
+    return bytes(out)
 
 
-def _fullname(name: str, namespace: str | None) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
+class _Cutter:
+    """The reader tree of a writer graph: each use of a named type becomes its own node, and
+    recursion is cut at ``max_depth`` (dropped, or a ``cut`` node with ``keep_cuts``)."""
 
-
-class _Builder:
-    def __init__(self, max_depth: int):
+    def __init__(self, max_depth: int, keep_cuts: bool = False):
         self.max_depth = max_depth
-        self.defs: dict[str, tuple[dict, str | None]] = {}
+        self.keep_cuts = keep_cuts
         self.stack: dict[str, int] = {}
         self.recursive = False
 
-    def walk(self, obj: Any, ns: str | None):
-        if isinstance(obj, str):
-            if obj in PRIMITIVES:
-                return Node(obj)
-            for cand in (_fullname(obj, ns), obj):
-                if cand in self.defs:
-                    d, dns = self.defs[cand]
-                    return self.walk(d, dns)
-            raise SchemaMappingError(f"unknown Avro type name {obj!r}")
-        if isinstance(obj, list):
-            branches = [self.walk(b, ns) for b in obj]
+    def cut(self, g: Node) -> Node | None:
+        k = g.kind
+        if k in PRIMITIVES:
+            return Node(k, logical=g.logical, precision=g.precision, scale=g.scale)
+        if k == "union":
+            branches = [self.cut(b) for b in g.branches]
+            if self.keep_cuts:
+                return self._union(branches)  # type: ignore[arg-type]  # keep_cuts never gives None
             kept = [b for b in branches if b is not None]
-            if branches and not [b for b in kept if b.kind != "null"] and \
-                    [b for b in branches if b is None]:
+            if branches and not [b for b in kept if b.kind != "null"] and None in branches:
                 return None  # every non-null branch was cut
             return Node("union", branches=tuple(kept))
-        if not isinstance(obj, dict):
-            raise SchemaMappingError(f"invalid Avro schema node {obj!r:.80}")
-        t = obj.get("type")
-        if isinstance(t, (dict, list)):
-            return self.walk(t, ns)
-        if t in PRIMITIVES:
-            return Node(t, logical=obj.get("logicalType"), precision=obj.get("precision"),
-                        scale=obj.get("scale", 0))
-        if t in ("record", "error", "enum", "fixed"):
-            if "name" not in obj:
-                raise SchemaMappingError(f"Avro {t} without a name")
-            full = _fullname(obj["name"], obj.get("namespace", ns))
-            own_ns = full.rpartition(".")[0] or None
-            self.defs.setdefault(full, (obj, ns))
-            aliases = [_fullname(a, own_ns) for a in obj.get("aliases", ())]
-            if t == "enum":
-                return Node("enum", name=full, aliases=aliases, symbols=obj.get("symbols", ()),
-                            enum_default=obj.get("default"))
-            if t == "fixed":
-                return Node("fixed", name=full, aliases=aliases, size=obj.get("size"),
-                            logical=obj.get("logicalType"), precision=obj.get("precision"),
-                            scale=obj.get("scale", 0))
+        if k == "enum":
+            return Node("enum", name=g.name, aliases=g.aliases, symbols=g.symbols, enum_default=g.enum_default)
+        if k == "fixed":
+            return Node("fixed", name=g.name, aliases=g.aliases, size=g.size, logical=g.logical,
+                        precision=g.precision, scale=g.scale)
+        if k == "record":
+            full = g.name
+            assert full is not None
             depth = self.stack.get(full, 0)
             if depth:
                 self.recursive = True
@@ -135,43 +95,42 @@ class _Builder:
                         f"recursive Avro type {full!r} cannot be mapped to a Spark schema; set "
                         "max_recursion_depth to cut it at a fixed depth")
                 if depth > self.max_depth:
-                    return None
+                    return Node("cut") if self.keep_cuts else None
             self.stack[full] = depth + 1
             try:
                 fields = []
-                for f in obj.get("fields", ()):
-                    ft = self.walk(f["type"], own_ns)
+                for f in g.fields:
+                    ft = self.cut(f.type)
+                    if ft is not None and ft.kind == "cut" and ft.empty is None:
+                        return Node("cut")  # a field no value can fill: the record cannot be written
                     if ft is not None:
-                        fields.append(Field(f["name"], f.get("aliases"), ft, f.get("default"),
-                                            "default" in f))
+                        fields.append(Field(f.name, f.aliases, ft, f.default, f.has_default))
             finally:
                 self.stack[full] = depth
-            return Node("record", name=full, aliases=aliases, fields=tuple(fields))
-        if t == "array":
-            items = self.walk(obj.get("items"), ns)
-            return None if items is None else Node("array", items=items)
-        if t == "map":
-            values = self.walk(obj.get("values"), ns)
-            return None if values is None else Node("map", items=values)
-        if isinstance(t, str):
-            return self.walk(t, ns)
-        raise SchemaMappingError(f"invalid Avro type {t!r:.80}")
+            return Node("record", name=full, aliases=g.aliases, fields=tuple(fields))
+        if k in ("array", "map"):
+            items = self.cut(g.items)
+            if items is not None and items.kind == "cut":
+                return Node("cut", empty=b"\x00", logical=k)  # only an empty collection can be written
+            return None if items is None else Node(k, items=items)
+        raise SchemaMappingError(f"invalid Avro type {k!r:.80}")
+
+    def _union(self, branches: list[Node]) -> Node:
+        """A union of a writer's tree: cut branches stay as placeholders (branch indexes are
+        the schema's); a union left with no branch but null is itself a cut writing null."""
+        if any(b.kind == "cut" for b in branches) and all(b.kind in ("null", "cut") for b in branches):
+            null_i = next((i for i, b in enumerate(branches) if b.kind == "null"), None)
+            return Node("cut", empty=None if null_i is None else _zz(null_i), logical="null")
+        return Node("union", branches=tuple(branches))
 
 
-def _load(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise SchemaMappingError(f"Avro schema is not valid JSON: {e}") from e
-
-
-def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = ()) -> tuple[Node, bool]:
+def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = (),
+               keep_cuts: bool = False) -> tuple[Node, bool]:
     """Parse Avro schema text into a type tree.
 
     ``refs`` are the texts of referenced schemas (registry references), whose named types
-    the main schema may use.
+    the main schema may use. ``keep_cuts`` (writers): recursion cut at ``max_depth`` leaves
+    ``cut`` nodes in place (see the module docstring) instead of dropping the field.
 
     Returns
     -------
@@ -183,17 +142,11 @@ def parse_avro(text: str | dict | list, *, max_depth: int = 0, refs: tuple = ())
     SchemaMappingError
         Unparseable text, unknown names, or recursion when ``max_depth`` is 0.
     """
-    obj = _load(text)
-    b = _Builder(max_depth)
-    try:
-        for ref in refs:
-            b.walk(_load(ref), None)
-        node = b.walk(obj, None)
-    except (KeyError, TypeError, AttributeError) as e:
-        raise SchemaMappingError(f"invalid Avro schema: {e!r}") from e
-    if node is None:
+    c = _Cutter(max_depth, keep_cuts)
+    node = c.cut(parse_graph(text, refs))
+    if node is None or node.kind == "cut":
         raise SchemaMappingError("Avro schema has no representable type after cutting recursion")
-    return node, b.recursive
+    return node, c.recursive
 
 
 def _scalar_type(n: Node) -> pa.DataType:
@@ -235,7 +188,7 @@ def arrow_type_of(n: Node) -> pa.DataType:
     if n.arrow is not None:
         return n.arrow
     if n.kind == "record":
-        t = pa.struct([pa.field(f.name, arrow_type_of(f.type)) for f in n.fields])
+        t = pa.struct([pa.field(f.name, arrow_type_of(f.type)) for f in n.fields if f.type.kind != "cut"])
     elif n.kind == "array":
         t = pa.list_(pa.field("element", arrow_type_of(n.items)))
     elif n.kind == "map":
@@ -272,7 +225,7 @@ def default_value(n: Node, v: Any) -> Any:
     k = n.kind
     if k == "union":
         first = n.branches[0] if n.branches else None
-        if first is None or first.kind == "null" or v is None:
+        if first is None or first.kind in ("null", "cut") or v is None:
             return None
         uk = union_kind(n)
         if uk == "struct":
@@ -288,7 +241,7 @@ def default_value(n: Node, v: Any) -> Any:
     if k == "long" and n.logical in ("timestamp-millis", "local-timestamp-millis"):
         return v * 1000
     if k == "record":
-        return {f.name: default_value(f.type, v.get(f.name, f.default)) for f in n.fields}
+        return {f.name: default_value(f.type, v.get(f.name, f.default)) for f in n.fields if f.type.kind != "cut"}
     if k == "array":
         return [default_value(n.items, x) for x in v]
     if k == "map":

@@ -11,6 +11,7 @@ Examples
 (<Mode.PERMISSIVE: 'PERMISSIVE'>, <EvolutionMode.RESCUE: 'rescue'>)
 """
 from connector.formats.core._arrow import payload_view, to_arrow_checked
+from connector.formats.core._colbuf import ColumnBuffers
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
 from connector.formats.core._encode_options import FALLBACKS, EncodeOptions, EncodeResult, note_fallback
@@ -21,6 +22,7 @@ from connector.formats.core._evolution import (
     new_fields,
     rescue_json,
 )
+from connector.formats.core._jit import njit
 from connector.formats.core._format import EncoderModel, PayloadFormat, ReaderModel, canonical_text, refs_of, refs_texts
 from connector.formats.core._options import DecodeOptions, DecodeResult, EnumRepr, Mode
 from connector.formats.core._process import ProcessCache, SchemaBound
@@ -42,7 +44,10 @@ from connector.formats.core._vec import (
     dense,
     fixed_width_rows,
     int_values,
+    join_parts,
     join_rows,
+    masked_part,
+    prepend,
     valid_mask,
     varint_lengths,
     varints,
@@ -58,10 +63,13 @@ __all__ = [
     # the format contract and the per-process cache
     "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
     "coerce", "EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
-    "fixed_width_rows", "int_values", "join_rows", "valid_mask", "varint_lengths", "varints", "with_validity",
+    "fixed_width_rows", "int_values", "join_parts", "join_rows", "masked_part", "prepend", "valid_mask", "varint_lengths",
+    "varints", "with_validity",
     "zigzag",
+    # compiled kernels: numba's njit, cached on disk where it can be
+    "njit",
 ]

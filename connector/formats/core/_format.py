@@ -76,8 +76,9 @@ class EncoderModel(Protocol):
         """Protobuf: the Confluent message-index path of the written message; else None."""
         ...
 
-    def encode(self, values: pa.Array, fast: bool) -> tuple[pa.Array, Any]:
-        """(payloads, per-row errors or None) for ``values`` of :attr:`arrow_type`."""
+    def encode(self, values: pa.Array, fast: bool, prefix: bytes = b"") -> tuple[pa.Array, Any]:
+        """(payloads, per-row errors or None) for ``values`` of :attr:`arrow_type`; every payload
+        starts with ``prefix`` (a framing header, written in the same pass)."""
         ...
 
 

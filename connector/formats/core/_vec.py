@@ -12,7 +12,9 @@ import pyarrow.compute as pc
 from connector.errors import EncodeError
 
 __all__ = ["EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "zigzag", "varint_lengths", "varints",
-           "byte_rows", "fixed_width_rows", "join_rows", "valid_mask", "int_values", "with_validity", "dense"]
+           "byte_rows", "fixed_width_rows", "join_rows", "join_parts", "masked_part", "prepend", "valid_mask",
+           "int_values",
+           "with_validity", "dense"]
 
 EMPTY_BYTES = pa.scalar(b"", pa.binary())
 ZERO_BYTE = pa.scalar(b"\x00", pa.binary())
@@ -92,9 +94,11 @@ def varints(z: np.ndarray, present: np.ndarray | None = None, prefix: bytes = b"
     mat = np.empty((n, plen + width), np.uint8)
     if plen:
         mat[:, :plen] = np.frombuffer(prefix, np.uint8)
-    for k in range(width):
-        byte = ((z >> _U64(7 * k)) & _U64(0x7F)).astype(np.uint8)
-        byte[nb > k + 1] |= 0x80
+    for k in range(width):  # 7 bits a byte, the high bit set where more bytes follow
+        byte = (z & _U64(0x7F)).astype(np.uint8)
+        if k + 1 < width:
+            byte |= (nb > k + 1).view(np.uint8) << 7
+            z = z >> _U64(7)
         mat[:, plen + k] = byte
     return byte_rows(mat, nb + plen, present)
 
@@ -123,6 +127,52 @@ def join_rows(*args) -> pa.Array:
     if len(parts) == 1 and isinstance(parts[0], pa.Array) and parts[0].null_count == 0:
         return parts[0]
     return pc.binary_join_element_wise(*parts, EMPTY_BYTES, null_handling="replace", null_replacement="")
+
+
+def join_parts(parts: list, n: int) -> pa.Array:
+    """Row ``i`` = the concatenation of every part's row ``i``, in one Arrow join.
+
+    A part is a ``pa.BinaryArray`` of ``n`` rows (a null row adds nothing) or ``bytes`` added
+    to every row. Encoders collect a whole record's parts (nested records, length prefixes,
+    union branch indexes, the framing header) and join them once, instead of joining at every
+    level of the schema and copying the bytes again at each.
+    """
+    merged: list = []
+    for p in parts:
+        if isinstance(p, bytes):
+            if not p:
+                continue
+            if merged and isinstance(merged[-1], bytes):
+                merged[-1] += p
+                continue
+        merged.append(p)
+    if not any(isinstance(p, pa.Array) for p in merged):
+        const = b"".join(merged)
+        return pa.repeat(pa.scalar(const, pa.binary()), n) if n else pa.array([], pa.binary())
+    if len(merged) == 1 and merged[0].null_count == 0:
+        return merged[0]
+    return pc.binary_join_element_wise(*[pa.scalar(p, pa.binary()) if isinstance(p, bytes) else p for p in merged],
+                                       EMPTY_BYTES, null_handling="replace", null_replacement="")
+
+
+def prepend(payloads, prefix: bytes) -> pa.Array:
+    """``prefix + payload`` per row (nulls stay null); ``payloads`` an array or a list of bytes."""
+    if not isinstance(payloads, pa.Array):
+        if prefix:
+            payloads = [None if p is None else prefix + p for p in payloads]
+        return pa.array(payloads, pa.binary())
+    if not prefix:
+        return payloads
+    return pc.binary_join_element_wise(pa.scalar(prefix, pa.binary()), payloads, EMPTY_BYTES)
+
+
+def masked_part(p, valid: np.ndarray, n: int):
+    """A part (see :func:`join_parts`) that adds nothing where ``valid`` is False."""
+    if valid.all():
+        return p
+    if isinstance(p, bytes):
+        p = pa.repeat(pa.scalar(p, pa.binary()), n) if n else pa.array([], pa.binary())
+    return with_validity(p, valid)
 
 
 def valid_mask(arr: pa.Array) -> np.ndarray:

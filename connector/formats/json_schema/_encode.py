@@ -3,8 +3,9 @@
 Values are converted along the decoder's type tree (``connector.formats.json_schema._schema``):
 timestamps become RFC 3339 text in UTC (``...Z``, microseconds when non-zero), dates ISO
 dates, maps objects, free-form ``json`` leaves are parsed and embedded as JSON. Null fields
-are left out of the object (so an optional property stays valid; a ``required`` one fails
-validation). Every value is then validated with ``jsonschema`` against the whole schema
+are left out of the object (so an optional property stays valid), except ``required``
+ones, written as ``null``: valid when the property allows null (``"type": ["string", "null"]``),
+else a validation error naming the property. Every value is then validated with ``jsonschema`` against the whole schema
 (``format`` is not asserted, as Confluent's serializer); a value the schema forbids is a row
 error. Serialization is ``orjson`` (compact, UTF-8).
 
@@ -49,7 +50,7 @@ def _convert(n: JNode, v, path: str):
         out = {}
         for name, t in n.fields:
             x = _convert(t, v.get(name), f"{path}.{name}")
-            if x is not None:
+            if x is not None or name in n.required:
                 out[name] = x
         return out
     if k == "map":
@@ -69,6 +70,24 @@ def _convert(n: JNode, v, path: str):
     if k == "float" and isinstance(v, float) and not math.isfinite(v):
         raise _Bad(f"{path}: {v} has no JSON representation")
     return v
+
+
+def _required_null(n: JNode, path: list) -> str | None:
+    """The message for a null the schema refuses, when it is a required property we wrote as
+    null (the vectorized checks say the same)."""
+    for i, p in enumerate(path):
+        if n.kind == "struct":
+            t = dict(n.fields).get(p) if isinstance(p, str) else None
+            if t is None:
+                return None
+            if i == len(path) - 1:
+                return f"null is not allowed: '{p}' is a required property" if p in n.required else None
+            n = t
+        elif n.kind in ("list", "map") and n.items is not None:
+            n = n.items
+        else:
+            return None
+    return None
 
 
 class JsonEncoder:
@@ -118,7 +137,8 @@ class JsonEncoder:
                     err = next(iter(validator.iter_errors(doc)), None)
                     if err is not None:
                         where = "/".join(str(p) for p in err.absolute_path)
-                        raise _Bad(f"value{'/' + where if where else ''}: {err.message[:300]}")
+                        why = _required_null(node, list(err.absolute_path)) if err.instance is None else None
+                        raise _Bad(f"value{'/' + where if where else ''}: {why or err.message[:300]}")
                 out[i] = orjson.dumps(doc)
             except (_Bad, orjson.JSONEncodeError, TypeError, ValueError, OverflowError) as e:
                 errors[i] = f"json encode failed: {e}"

@@ -7,12 +7,14 @@ Text, per node of the decoder's type tree (``connector.formats.json_schema._sche
 kind               text
 =================  ==============================================================
 object (struct)    ``"name":`` joined to each field's text, fields joined with ``,``
-                   skipping nulls (a null field is left out), wrapped in ``{}``
+                   skipping nulls (a null field is left out, a ``required`` one is
+                   written ``null``), wrapped in ``{}``
 array, map         element texts (``null`` for null items) joined per row by
                    ``binary_join`` over the list offsets, wrapped in ``[]`` / ``{}``
 string             wrapped in quotes; rows holding ``"``, ``\\`` or control characters
                    are escaped by ``orjson`` one by one (only those rows)
-integer, number    Arrow's cast to string (shortest round-trip form); NaN/inf refused
+integer, number    Arrow's cast to string (shortest round-trip form; a number keeps a
+                   fraction, ``394.0``, ``-0.0``, as orjson writes it); NaN/inf refused
 boolean            ``true`` / ``false``
 date-time, date    ``strftime`` (UTC, six fraction digits) in quotes
 =================  ==============================================================
@@ -83,20 +85,33 @@ class Check:
     """The vectorized checks of one schema node, matched to its JNode."""
 
     __slots__ = ("node", "schema", "children", "items", "required", "nullable_items", "enum",
-                 "bounds", "lengths", "pattern", "counts")
+                 "bounds", "lengths", "pattern", "counts", "nullable")
 
     def __init__(self, node, schema):
         self.node, self.schema = node, schema
         self.children, self.items = [], None
         self.required, self.nullable_items, self.enum = (), True, None
+        self.nullable = True  # whether the schema accepts null here
         self.bounds, self.lengths, self.pattern, self.counts = {}, (None, None), None, (None, None)
 
 
-def _allows_null(s) -> bool:
-    if s is True or s == {} or not isinstance(s, dict):
+def _allows_null(root, s, depth: int = 0) -> bool:
+    """Whether a (resolved) schema accepts null: its ``type``, ``enum``/``const`` and
+    ``oneOf``/``anyOf`` branches say so; any other keyword ignores null."""
+    s = _resolve(root, s)
+    if s is True or s == {} or not isinstance(s, dict) or depth > 32:
         return True
     t = s.get("type")
-    return t is None or t == "null" or (isinstance(t, list) and "null" in t)
+    if t is not None and not (t == "null" or (isinstance(t, list) and "null" in t)):
+        return False
+    if "enum" in s and None not in (s["enum"] or ()):
+        return False
+    if "const" in s and s["const"] is not None:
+        return False
+    for key in ("oneOf", "anyOf"):
+        if isinstance(s.get(key), list) and not any(_allows_null(root, b, depth + 1) for b in s[key]):
+            return False
+    return True
 
 
 def _plan(root, s, n: JNode, depth: int) -> Check:
@@ -121,6 +136,7 @@ def _plan(root, s, n: JNode, depth: int) -> Check:
         if want not in ts and not (want == "integer" and "number" in ts):
             raise _NoPlan("type")  # the mapping picked another type: let jsonschema judge
     c = Check(n, s)
+    c.nullable = _allows_null(root, s)
     if n.kind == "struct":
         props = s.get("properties") or {}
         c.children = [(name, _plan(root, props.get(name, {}), t, depth + 1)) for name, t in n.fields]
@@ -136,7 +152,7 @@ def _plan(root, s, n: JNode, depth: int) -> Check:
         sub = s.get("items") if n.kind == "list" else s.get("additionalProperties")
         sub = {} if sub is None or sub is True else sub
         c.items = _plan(root, sub, n.items, depth + 1)
-        c.nullable_items = _allows_null(_resolve(root, sub))
+        c.nullable_items = _allows_null(root, sub)
         if n.kind == "list":
             c.counts = (s.get("minItems"), s.get("maxItems"))
     elif "required" in s or "properties" in s or "items" in s:
@@ -208,7 +224,10 @@ def _text(n: JNode, arr: pa.Array) -> pa.Array:
         frags = []
         for (name, t), child in zip(n.fields, [arr.field(i) for i in range(arr.type.num_fields)]):
             key = "," + orjson.dumps(name).decode() + ":"
-            frags.append(pc.binary_join_element_wise(_S(key), _text(t, child), _S("")))
+            text = _text(t, child)
+            if name in n.required and text.null_count:  # always written; the checks judge null
+                text = text.fill_null("null")
+            frags.append(pc.binary_join_element_wise(_S(key), text, _S("")))
         if frags:
             body = pc.binary_join_element_wise(*frags, _S(""), null_handling="replace",
                                                null_replacement="")
@@ -239,7 +258,13 @@ def _text(n: JNode, arr: pa.Array) -> pa.Array:
         f = arr.cast(pa.float64())
         if not pc.all(pc.is_finite(f).fill_null(True)).as_py():
             raise _NonFinite()
-        return f.cast(pa.string())
+        text = f.cast(pa.string())
+        # Arrow writes 394.0 as "394" and -0.0 as "-0", which JSON readers take as integers
+        # (-0 then loses its sign): keep a fraction, as orjson and json.dumps do
+        whole = pc.invert(pc.match_substring_regex(text, "[.eE]")).fill_null(False)
+        if pc.any(whole).as_py():
+            text = pc.if_else(whole, pc.binary_join_element_wise(text, _S(".0"), _S("")), text)
+        return text
     if k == "bool":
         return pc.if_else(arr, _S("true"), _S("false"))
     if k == "timestamp":
@@ -315,8 +340,9 @@ def _check(c: Check, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str)
     if n.kind == "struct":
         for i, (name, sub) in enumerate(c.children):
             child = arr.field(i)
-            if name in c.required:
-                ctx.fail(live & ~valid_mask(child), f"{path}: '{name}' is a required property")
+            if name in c.required and not sub.nullable:
+                ctx.fail(live & ~valid_mask(child), f"{path}/{name}: null is not allowed: '{name}' is a "
+                                                    "required property")
             _check(sub, child, live, ctx, f"{path}/{name}")
         return
     if n.kind in ("list", "map"):

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from registry import SchemaType
 
-from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text
+from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, prepend
 from connector.formats.json_schema._decode import JsonCodec
 from connector.formats.json_schema._encode import JsonEncoder
 from connector.formats.json_schema._schema import parse_json_schema, schema_document
@@ -54,9 +54,9 @@ class JsonSchemaEncoderModel:
         self.arrow_type: pa.DataType = node.arrow
         self.full_name: str | None = json_title(text)
 
-    def encode(self, values: pa.Array, fast: bool):
+    def encode(self, values: pa.Array, fast: bool, prefix: bytes = b""):
         out, errors = self.json.encode(values, fast)
-        return (out if isinstance(out, pa.Array) else pa.array(out, pa.binary())), errors
+        return prepend(out, prefix), errors
 
 
 class JsonSchemaFormat:

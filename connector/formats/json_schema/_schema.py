@@ -44,12 +44,15 @@ class JNode:
     """kind: struct | map | list | string | timestamp | date | int | float | bool | null | json.
 
     ``allowed`` (json only): frozenset of JSON type names the value may have, or None (any).
+    ``required`` (struct only): the names the schema's ``required`` lists; a writer puts them in
+    every object, as ``null`` when the value is null (the schema then judges whether it may be).
     """
 
-    __slots__ = ("allowed", "arrow", "fields", "items", "kind")
+    __slots__ = ("allowed", "arrow", "fields", "items", "kind", "required")
 
-    def __init__(self, kind: str, fields=(), items=None, allowed=None):
+    def __init__(self, kind: str, fields=(), items=None, allowed=None, required=()):
         self.kind, self.fields, self.items = kind, tuple(fields), items
+        self.required = frozenset(required)
         if allowed is not None:  # null: every field is nullable; a number may be an integer
             allowed = frozenset(allowed) | {"null"} | ({"integer"} if "number" in allowed else set())
         self.allowed = allowed
@@ -190,7 +193,9 @@ class _Builder:
                 ft = self.walk(sub)
                 if ft is not None:
                     fields.append((name, ft))
-            return JNode("struct", fields) if fields else JNode("json")
+            req = s.get("required")
+            req = [r for r in req if isinstance(r, str)] if isinstance(req, list) else ()
+            return JNode("struct", fields, required=req) if fields else JNode("json")
         if t == "array":
             items = s.get("items")
             if not isinstance(items, dict):

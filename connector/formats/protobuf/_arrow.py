@@ -27,6 +27,8 @@ as serialized bytes and are decoded one level per call.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,8 +46,7 @@ DUR_MAX = 315576000000 * 10**6 + 10**6  # ±10,000 years (google.protobuf.Durati
 def engine_supports(desc) -> bool:
     """True when every type reachable from ``desc`` is one this engine reproduces exactly.
 
-    Refused: proto2 groups, extensions, editions files, and Any/Struct/Value/ListValue
-    (JSON text) anywhere below the top level.
+    Refused: proto2 groups, extensions and editions files.
     """
     try:
         import ptars  # noqa: F401
@@ -65,14 +66,7 @@ def engine_supports(desc) -> bool:
                 return False
             if f.type == FD.TYPE_MESSAGE:
                 name = f.message_type.full_name
-                if name in WKT_SCALARS and not f.is_repeated and (
-                        f.containing_oneof is not None or d.GetOptions().map_entry):
-                    return False  # cannot be made repeated to see it sent twice (merged)
-                if name in WKT_JSON:
-                    if not top or f.is_repeated:
-                        return False
-                    continue
-                if name not in WKT_SCALARS:
+                if name not in WKT_SCALARS and name not in WKT_JSON:
                     todo.append((f.message_type, False))
     return True
 
@@ -84,7 +78,8 @@ def _back_edges(desc):
     The engine hands ptars an acyclic copy of the schema in which these fields are
     ``repeated bytes``: nested levels are then decoded one step at a time, and a singular
     field sent twice (which protobuf merges) shows up as two items and goes to the
-    reference path. Map values and oneof members cannot become repeated: not supported.
+    reference path. A oneof member stays singular ``bytes`` (a oneof member cannot be
+    repeated): the wire check flags one sent twice instead. Map values: not supported.
     """
     cut = set()
     state = {desc.full_name: 1}
@@ -102,7 +97,7 @@ def _back_edges(desc):
         m = f.message_type
         seen = state.get(m.full_name)
         if seen == 1:
-            if d.GetOptions().map_entry or is_map(f) or f.containing_oneof is not None:
+            if d.GetOptions().map_entry or is_map(f):
                 return None
             cut.add((d.full_name, f.name))
         elif seen is None:
@@ -116,7 +111,9 @@ def _acyclic_pool(desc, cut: set):
     into ``repeated bytes`` (same numbers and names)."""
     from google.protobuf import descriptor_pb2, descriptor_pool
 
-    files, order = {}, []
+    FDP = descriptor_pb2.FieldDescriptorProto
+    files: dict[str, Any] = {}
+    order: list[str] = []
 
     def visit(fd):
         if fd.name in files:
@@ -141,15 +138,24 @@ def _acyclic_pool(desc, cut: set):
     for mname, fname in cut:
         for f in by_name[mname].field:
             if f.name == fname:
-                f.type = FD.TYPE_BYTES
-                f.label = FD.LABEL_REPEATED
+                f.type = FDP.TYPE_BYTES
+                if not f.HasField("oneof_index"):
+                    f.label = FDP.LABEL_REPEATED
                 f.ClearField("type_name")
+    for m in by_name.values():  # JSON-text types: read as their bytes (repeated: presence)
+        for f in m.field:
+            if f.type == FD.TYPE_MESSAGE and f.type_name.lstrip(".") in WKT_JSON:
+                f.type = FDP.TYPE_BYTES
+                f.ClearField("type_name")
+                if f.label != FD.LABEL_REPEATED and not f.HasField("oneof_index") and \
+                        not m.options.map_entry:
+                    f.label = FDP.LABEL_REPEATED
     for m in by_name.values():  # singular wrappers/Timestamp/Duration: one item per occurrence
         for f in m.field:
             if f.type == FD.TYPE_MESSAGE and f.label != FD.LABEL_REPEATED and \
                     f.type_name.lstrip(".") in WKT_SCALARS and not f.HasField("oneof_index") \
                     and not m.options.map_entry:
-                f.label = FD.LABEL_REPEATED
+                f.label = FDP.LABEL_REPEATED
     for fname in order:
         pool.Add(files[fname])
     return pool
@@ -180,6 +186,7 @@ class PtarsEngine:
         self.desc, self.arrow_type, self.max_items = desc, arrow_type, max_items
         cfg = ptars.PtarsConfig(timestamp_unit="us", duration_unit="us",
                                 enum_repr="int32" if enum_as == "int" else "string")
+        cut = _back_edges(desc)
         unrolled = unrolled_pool(desc, arrow_type)
         if unrolled is not None:  # one ptars call decodes every level
             self._cut: set = set()
@@ -187,13 +194,17 @@ class PtarsEngine:
             self._pool = ptars.HandlerPool(
                 [self._shadow.FindMessageTypeByName(self._root).file], config=cfg)
         else:  # recursive fields as bytes, decoded one level per call
-            cut = _back_edges(desc)
             if cut is None:
                 raise NotImplementedError(f"{desc.full_name}: recursion through a map value or "
                                           "a oneof member")
             self._cut, self._root = cut, desc.full_name
             self._shadow = _acyclic_pool(desc, self._cut)
             self._pool = ptars.HandlerPool([self._shadow.FindFileByName(desc.file.name)], config=cfg)
+        # fields ptars reads as singular bytes that protobuf merges when sent twice: the wire
+        # check sends such rows to the reference path
+        self.merged_fields = {(m, f) for m, f in self._cut
+                              if desc.file.pool.FindMessageTypeByName(m).fields_by_name[f]
+                              .containing_oneof is not None}
         self._handlers: dict[str, object] = {}
         self._panic = getattr(getattr(ptars, "_lib", None), "PanicException", None)
         try:
@@ -342,8 +353,8 @@ class PtarsEngine:
             k = self._single(keys, kf, t.key_type, child_rows, ctx)
             v = self._single(items, vf, t.item_type, child_rows, ctx)
             return pa.MapArray.from_arrays(pa.array(offsets), k, v, type=t)
-        if not f.is_repeated and ((f.containing_type.full_name, f.name) in self._cut or (
-                f.type == FD.TYPE_MESSAGE and f.message_type.full_name in WKT_SCALARS)):
+        cut = (f.containing_type.full_name, f.name) in self._cut
+        if not f.is_repeated and ((cut and f.containing_oneof is None) or _made_repeated(f)):
             arr = self._first(arr, rows, ctx)  # repeated in the copy ptars reads
         if f.is_repeated:
             offsets, _, child_rows = self._lists(arr, rows, ctx)
@@ -351,6 +362,47 @@ class PtarsEngine:
             v = self._single(vals, f, t.value_type, child_rows, ctx)
             return pa.ListArray.from_arrays(pa.array(offsets), v, type=t)
         return self._single(arr, f, t, rows, ctx)
+
+    def _json_text(self, arr: pa.Array, desc, rows, ctx) -> pa.Array:
+        """Serialized Any/Struct/Value/ListValue → JSON text (``_wktjson``); a value the kernel
+        leaves to protobuf (an Any of another type) is converted alone, a row it refuses goes
+        to the reference path."""
+        from connector.formats.protobuf._wktjson import PY, REDO, WKT_KIND, json_text, render
+
+        if not pa.types.is_binary(arr.type):
+            arr = arr.cast(pa.binary())
+        text, status = render(arr, WKT_KIND[desc.full_name])
+        try:
+            text.validate(full=True)
+        except pa.ArrowInvalid:  # a string that is not UTF-8: protobuf refuses the message
+            raw = _as_binary(text)
+            for i in np.flatnonzero(status == 0).tolist():
+                v = raw[i].as_py()
+                if v is not None:
+                    try:
+                        v.decode()
+                    except UnicodeDecodeError:
+                        status[i] = REDO
+            text = pc.if_else(pa.array(status == REDO), pa.scalar(None, pa.binary()),
+                              raw).cast(pa.string())
+        redo = status == REDO
+        if redo.any():
+            ctx.redo[rows[redo]] = True
+        py = np.flatnonzero(status == PY)
+        if not len(py):
+            return text
+        from google.protobuf import message_factory
+
+        cls = message_factory.GetMessageClass(desc)
+        got = text.to_pylist()
+        for i in py.tolist():
+            try:
+                got[i] = json_text(cls.FromString(arr[i].as_py()), desc.file.pool)
+            except Exception as e:  # noqa: BLE001 - protobuf's json_format raises many kinds
+                got[i] = None
+                ctx.error(rows[i:i + 1], f"{desc.full_name} value not writable as JSON: "
+                                         f"{type(e).__name__}: {e}")
+        return pa.array(got, pa.string())
 
     def _first(self, arr, rows, ctx) -> pa.Array:
         """The only item of each list (null when empty); rows where a singular message
@@ -393,10 +445,25 @@ class PtarsEngine:
                 return us.cast(t) if t != pa.int64() else us
             if name in WKT_SCALARS:
                 return _cast(arr, t)
-            if name in WKT_JSON:  # filled in by the caller from protobuf's own parse
-                return pa.nulls(len(arr), t)
+            if name in WKT_JSON:  # its bytes, as ptars read them
+                return self._json_text(arr, f.message_type, rows, ctx)
             return self._message(arr, f.message_type, t, rows, ctx)
         return _cast(arr, t)
+
+
+def _made_repeated(f) -> bool:
+    """A singular field the copies ptars reads declare repeated: Timestamp/Duration/wrappers
+    (to see one sent twice) and JSON-text types (bytes: to tell absent from empty), except in
+    oneofs and map entries, which cannot be repeated."""
+    if f.is_repeated or f.type != FD.TYPE_MESSAGE or f.containing_oneof is not None or \
+            f.containing_type.GetOptions().map_entry:
+        return False
+    return f.message_type.full_name in WKT_SCALARS or f.message_type.full_name in WKT_JSON
+
+
+def _as_binary(text: pa.Array) -> pa.Array:
+    """The same buffers as ``binary`` (no UTF-8 check)."""
+    return pa.Array.from_buffers(pa.binary(), len(text), text.buffers(), offset=text.offset)
 
 
 def _entries(flat: pa.Array, arr, offsets: np.ndarray, lens: np.ndarray) -> pa.Array:

@@ -14,15 +14,12 @@ not parse, rows are parsed one by one to find the bad ones.
 """
 from __future__ import annotations
 
-import base64
-import json
 from itertools import chain
 from operator import attrgetter, methodcaller
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError as PbDecodeError
 
@@ -30,6 +27,7 @@ from connector.formats.core import DecodeOptions, to_arrow_checked
 from connector.formats.protobuf._arrow import DUR_MAX, TS_MAX, TS_MIN, PtarsEngine, engine_supports
 from connector.formats.protobuf._validate import WireValidator
 from connector.formats.protobuf._validate import available as validator_available
+from connector.formats.protobuf._wktjson import json_text
 from connector.formats.protobuf._wire import overflow_rows
 from connector.formats.protobuf._schema import (
     WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map,
@@ -70,11 +68,20 @@ def frame_as_repeated(payloads: pa.BinaryArray) -> bytes:
     return b"" if data is None else data.slice(start, stop - start).to_pybytes()
 
 
-def _any_json(m, pool) -> str:
-    try:
-        return json_format.MessageToJson(m, indent=None, descriptor_pool=pool)
-    except Exception:  # noqa: BLE001 - unknown type_url: keep the raw bytes readable
-        return json.dumps({"@type": m.type_url, "value": base64.b64encode(m.value).decode()})
+def _has_required(desc) -> bool:
+    """True when a proto2 ``required`` field is reachable from ``desc``."""
+    seen, todo = set(), [desc]
+    while todo:
+        d = todo.pop()
+        if d.full_name in seen:
+            continue
+        seen.add(d.full_name)
+        for f in d.fields:
+            if f.is_required:
+                return True
+            if f.type == FD.TYPE_MESSAGE:
+                todo.append(f.message_type)
+    return False
 
 
 class ProtoCodec:
@@ -90,8 +97,7 @@ class ProtoCodec:
         self._engine: PtarsEngine | None = None  # built at the first fast decode
         self._validator: WireValidator | None = None
         self._engine_ok = engine_supports(self.desc)
-        self._json_fields = [f for f in self.desc.fields if f.type == FD.TYPE_MESSAGE and
-                             f.message_type.full_name in WKT_JSON and not f.is_repeated]
+        self._required = _has_required(self.desc)
 
     @property
     def full_name(self) -> str:
@@ -109,8 +115,11 @@ class ProtoCodec:
         else:
             vals, errors = self._decode_reference(payloads, label)
         if not checked:
-            for i, why in overflow_rows(payloads, self.cls).items():
+            for i, why in self._wire_errors(payloads).items():
                 errors[i] = errors[i] or f"{prefix}: {why}"
+        if self._required:
+            for i, why in self._missing_required(payloads, errors).items():
+                errors[i] = f"{prefix}: {why}"
         if errors.count(None) != n:  # an error row never carries a (possibly wrong) value
             bad = pa.array(np.not_equal(np.array(errors, object), _NONE).astype(bool))
             vals = pc.if_else(bad, pa.nulls(n, vals.type), vals)
@@ -124,7 +133,8 @@ class ProtoCodec:
             except NotImplementedError:
                 self._engine_ok = False
                 return (*self._decode_reference(payloads, label), False)
-            self._validator = WireValidator(self.desc) if validator_available() else None
+            self._validator = WireValidator(self.desc, self._engine.merged_fields) \
+                if validator_available() else None
         n = len(payloads)
         vals, bad, redo = self._engine.decode(payloads)
         errors: list = [None] * n
@@ -136,8 +146,6 @@ class ProtoCodec:
         for i, why in chain(bad.items(), refused.items()):
             errors[i] = f"{prefix}: {why}"
             redo[i] = False
-        if vals is not None and self._json_fields:
-            vals = self._fill_json(vals, payloads, redo, errors)
         if vals is None:
             vals = pa.nulls(n, self.arrow_type)
         if redo.any():
@@ -149,6 +157,42 @@ class ProtoCodec:
             for j, i in enumerate(idx.tolist()):
                 errors[i] = errors[i] or sub_errs[j]
         return vals, errors, self._validator is not None
+
+    def _wire_errors(self, payloads: pa.BinaryArray) -> dict[int, str]:
+        """Varints protobuf's parser accepts but that overflow 64 bits (it drops the bits): the
+        compiled wire check when numba is there (exact), else ``overflow_rows`` (a heuristic
+        that also flags bytes a later copy of the same field replaced: protobuf merged them)."""
+        if not validator_available():
+            return overflow_rows(payloads, self.cls)
+        if self._validator is None:
+            self._validator = WireValidator(self.desc)
+        return self._validator.check(payloads)[0]
+
+    def _missing_required(self, payloads: pa.BinaryArray, errors: list) -> dict[int, str]:
+        """{row: reason} for rows without an error that lack a proto2 ``required`` field (at
+        any depth). protobuf's parser accepts them (``ParseFromString`` does not check) and
+        ptars reads the default: a value that was never sent. One C-level parse of the group
+        and one ``IsInitialized``; rows one by one only when some row lacks one."""
+        keep = np.flatnonzero(np.equal(np.array(errors, object), _NONE))
+        if not len(keep):
+            return {}
+        part = payloads.take(pa.array(keep))
+        try:
+            batch = self.compiled.batch_class(self.desc).FromString(frame_as_repeated(part))
+            if len(batch.items) == len(keep) and batch.IsInitialized():
+                return {}
+            msgs = list(batch.items) if len(batch.items) == len(keep) else None
+        except (PbDecodeError, ValueError, RuntimeError):
+            msgs = None
+        out = {}
+        for j, i in enumerate(keep.tolist()):
+            try:
+                m = msgs[j] if msgs is not None else self.cls.FromString(part[j].as_py())
+            except (PbDecodeError, ValueError, RuntimeError, TypeError):
+                continue  # not this check's business: the parse decides elsewhere
+            if not m.IsInitialized():
+                out[i] = "missing required fields: " + ", ".join(m.FindInitializationErrors())
+        return out
 
     def _refused_by_protobuf(self, payloads: pa.BinaryArray) -> dict[int, str]:
         """{row: reason} for rows protobuf's own parser refuses: one C-level parse of the
@@ -167,30 +211,6 @@ class ProtoCodec:
             except (PbDecodeError, ValueError, RuntimeError, TypeError) as e:
                 bad[i] = f"{type(e).__name__}: {e}"
         return bad
-
-    def _fill_json(self, vals: pa.StructArray, payloads, redo: np.ndarray, errors: list):
-        """Top-level Any/Struct/Value/ListValue fields: JSON text from protobuf's own parse."""
-        skip = redo | np.not_equal(np.array(errors, object), _NONE)
-        keep = np.flatnonzero(~skip)
-        if len(keep) == 0:
-            return vals
-        try:
-            msgs = list(self.compiled.batch_class(self.desc).FromString(
-                frame_as_repeated(payloads.take(pa.array(keep)))).items)
-        except (PbDecodeError, ValueError, RuntimeError):
-            msgs = None
-        if msgs is None or len(msgs) != len(keep):
-            redo[keep] = True
-            return vals
-        pos = np.full(len(payloads), -1, np.int64)
-        pos[keep] = np.arange(len(keep))
-        children = {f.name: c for f, c in zip(vals.type, _struct_children(vals))}
-        for f in self._json_fields:
-            col = self._field(msgs, f, pa.string())
-            children[f.name] = col.take(pa.array(pos, mask=pos < 0))
-        t = self.arrow_type
-        mask = pc.invert(vals.is_valid()) if vals.null_count else None
-        return pa.StructArray.from_arrays([children[f.name] for f in t], fields=list(t), mask=mask)
 
     def _decode_reference(self, payloads: pa.BinaryArray, label: str):
         n = len(payloads)
@@ -255,9 +275,8 @@ class ProtoCodec:
                 return pa.array(_micros(secs, nanos, name, mask), t, mask=mask)
             return pa.array(list(map(_VALUE, msgs)), t, mask=mask)
         if name in WKT_JSON:
-            dump = (lambda m: _any_json(m, self.compiled.pool)) if name == "google.protobuf.Any" \
-                else (lambda m: json_format.MessageToJson(m, indent=None))
-            return pa.array([None if mask is not None and mask[i] else dump(m)
+            pool = self.compiled.pool
+            return pa.array([None if mask is not None and mask[i] else json_text(m, pool)
                              for i, m in enumerate(msgs)], t)
         children = [self._field(msgs, desc.fields_by_name[field.name], field.type) for field in t]
         # Fields below the recursion cut are dropped (recursionDepth, as in Spark's from_protobuf).

@@ -3,7 +3,7 @@
 Values follow the decoder's mapping (``connector.formats.protobuf._schema``): enums by name
 (or number), uint64 as decimal(20, 0), Timestamp as ``timestamp[us, tz=UTC]``, Duration as
 int64 microseconds, wrappers as nullable scalars, Any/Struct/Value/ListValue as JSON text.
-A null field is left unset. This module is the per-record reference (and the path for
+A null field is left unset (a null proto2 ``required`` field is a row error). This module is the per-record reference (and the path for
 schemas holding Any/Struct/Value/ListValue): message objects are filled per record and
 serialized in one call as the repeated field of a synthetic ``Batch`` message, then cut
 back into one payload per row. The common path is ``_protobuf_vec`` (wire format built
@@ -92,6 +92,9 @@ def _set_message(m, desc, v, path, pool) -> None:
 
 
 def _fill(msg, desc, v: dict, path: str, pool) -> None:
+    for f in desc.fields:
+        if f.is_required and v.get(f.name) is None:  # proto2: a message without it does not parse
+            raise _Bad(f"{path}.{f.name}: null for a required field")
     for fname, x in v.items():
         if x is None:
             continue

@@ -21,7 +21,7 @@ wrappers                    ``{1: value}``
 
 Presence: a null is never written; a field without presence (proto3 implicit) is also
 not written when it holds its default (0, "", false, first enum value). Errors per row:
-an unknown enum name, uint32/uint64 out of range, a null item in a repeated field or a
+a null in a proto2 ``required`` field, an unknown enum name, uint32/uint64 out of range, a null item in a repeated field or a
 null scalar map value, several members of one oneof set. Schemas using Any, Struct, Value,
 ListValue or groups are encoded by the per-record path (``_protobuf``): :func:`plannable`.
 """
@@ -256,6 +256,8 @@ def _length_prefixed(body: pa.Array) -> pa.Array:
 
 def _field(f, arr: pa.Array, live, ctx, path) -> pa.Array:
     valid = valid_mask(arr)
+    if f.is_required:  # proto2: a message without it does not parse
+        ctx.fail(live & ~valid, f"{path}: null for a required field")
     if is_map(f) or f.is_repeated:
         return _repeated(f, arr, live & valid, ctx, path)
     tag = _tag(f, _wire(f)).as_py()

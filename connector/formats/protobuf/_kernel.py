@@ -1,12 +1,12 @@
 """The numba kernel of :mod:`connector.formats.protobuf._validate` (imported lazily: numba is
 slow to import, and only Protobuf reads need it). Compiled once, cached on disk."""
-import numba
 import numpy as np
 
+from connector.formats.core import njit
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def varint(data, pos, end):
     """(value low bits, new pos, error code)."""
     v = np.uint64(0)
@@ -23,7 +23,7 @@ def varint(data, pos, end):
     return v, pos, 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def lookup(t, num, t_start, t_end, f_num):
     lo, hi = t_start[t], t_end[t]
     while lo < hi:
@@ -37,19 +37,26 @@ def lookup(t, num, t_start, t_end, f_num):
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_packed,
-          f_wt, dense, out_code, out_redo):
+          f_wt, f_once, f_single, dense, out_code, out_redo):
     n = len(offs) - 1
     ends = np.empty(MAX_DEPTH + 2, np.int64)
     types = np.empty(MAX_DEPTH + 2, np.int64)
     groups = np.empty(MAX_DEPTH + 2, np.int64)
+    # one id per message instance as protobuf sees it: a singular message field sent twice is
+    # one instance (merged), so its id derives from its parent's and the field
+    stamps = np.empty(MAX_DEPTH + 2, np.int64)
+    once = np.full(len(f_num), -1, np.int64)  # the instance that last had the field
+    stamp = 0
     for r in range(n):
         pos = offs[r]
         depth = 0
         ends[0] = offs[r + 1]
         types[0] = root
         groups[0] = -1
+        stamp += 1
+        stamps[0] = stamp
         code = 0
         while True:
             end = ends[depth]
@@ -89,6 +96,10 @@ def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_p
             kind = f_kind[fi] if fi >= 0 else 0
             if t >= 0 and t_entry[t] and (fi < 0 or f_wt[fi] != wt):
                 out_redo[r] = True  # protobuf drops such a map entry: its own path decides
+            if fi >= 0 and f_once[fi]:  # protobuf merges a second one: its own path decides
+                if once[fi] == stamps[depth]:
+                    out_redo[r] = True
+                once[fi] = stamps[depth]
             if wt == 0:
                 _, pos, c = varint(data, pos, end)
                 if c != 0:
@@ -121,6 +132,12 @@ def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_p
                     ends[depth] = stop
                     types[depth] = f_child[fi]
                     groups[depth] = -1
+                    if f_single[fi]:
+                        h = stamps[depth - 1] * np.int64(-7046029254386353131) + fi + 1
+                        stamps[depth] = h ^ (h >> np.int64(29))
+                    else:
+                        stamp += 1
+                        stamps[depth] = stamp
                     continue
                 if fi >= 0 and f_packed[fi]:
                     if kind == 1:
@@ -145,6 +162,8 @@ def check(data, offs, root, t_start, t_end, t_entry, f_num, f_kind, f_child, f_p
                 ends[depth] = end
                 types[depth] = -1
                 groups[depth] = num
+                stamp += 1
+                stamps[depth] = stamp
             else:
                 code = 4
                 break

@@ -9,7 +9,9 @@ number; oneof members stay singular, the oneof tracks their presence): only thei
 is looked at (data below the cut is a row error).
 
 Singular Timestamp/Duration/wrapper fields become ``repeated``: ptars keeps the last of
-two occurrences of such a field where protobuf merges them, so the engine must see both.
+two occurrences of such a field where protobuf merges them, so the engine must see both
+(in a oneof or a map entry they cannot: the wire check flags such rows instead). Any, Struct,
+Value and ListValue fields become ``bytes``: the engine writes them as JSON text.
 
 The work is bounded by the size of the Arrow type, never by the data.
 """
@@ -53,11 +55,20 @@ def unrolled_pool(desc, t: pa.DataType):
     count = 0
     FDP = descriptor_pb2.FieldDescriptorProto
     # (message, its struct type, (proto field to point) or None)
-    todo: list[tuple[Descriptor, pa.DataType, descriptor_pb2.FieldDescriptorProto | None]] = [(desc, t, None)]
+    todo: list[tuple[Descriptor, pa.DataType, descriptor_pb2.FieldDescriptorProto | None, bool]] = \
+        [(desc, t, None, False)]
     root: str | None = None
     while todo:
-        d, st, point = todo.pop()
-        if d.full_name in WKT_SCALARS or d.full_name in WKT_JSON:
+        d, st, point, is_entry = todo.pop()
+        if d.full_name in WKT_JSON:  # read as its bytes: written as JSON text after ptars
+            if point is not None:
+                point.type = FDP.TYPE_BYTES
+                point.ClearField("type_name")
+                if point.label != FDP.LABEL_REPEATED and not point.HasField("oneof_index") \
+                        and not is_entry:
+                    point.label = FDP.LABEL_REPEATED  # bytes have no presence: no item is absent
+            continue
+        if d.full_name in WKT_SCALARS:
             if point is not None:
                 point.type_name = "." + d.full_name
             continue
@@ -97,13 +108,13 @@ def unrolled_pool(desc, t: pa.DataType):
                 vm = vf.message_type
                 if vf.type == FD.TYPE_MESSAGE and vm is not None:
                     vp = next(x for x in entry.field if x.name == "value")
-                    todo.append((vm, child_t.item_type, vp))
+                    todo.append((vm, child_t.item_type, vp, True))
                 continue
             sub_t = child_t.value_type if f.is_repeated else child_t
             if not f.is_repeated and fm.full_name in WKT_SCALARS and \
                     f.containing_oneof is None:
                 fp.label = FDP.LABEL_REPEATED
-            todo.append((fm, sub_t, fp))
+            todo.append((fm, sub_t, fp, False))
     if root is None:  # the root is a well-known type: nothing to unroll
         return None
     pool = descriptor_pool.DescriptorPool()

@@ -10,7 +10,9 @@ than :data:`MAX_DEPTH`. String contents (UTF-8) are left to ptars, which checks 
 It is an explicit-stack loop over the bytes — bounded work per byte, no recursion driven
 by the data — compiled once per process. Message fields recurse into their type's table;
 unknown fields (and fields with an unexpected wire type, which protobuf also treats as
-unknown) are skipped after their own checks.
+unknown) are skipped after their own checks. Rows protobuf reads its own way are flagged for
+its path: a map entry with an unknown field, and a second occurrence, in one message, of a
+field protobuf merges where the engine would keep only the last (:func:`merged_by_protobuf`).
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
+from connector.formats.protobuf._schema import WKT_JSON, WKT_SCALARS
 
-__all__ = ["DENSE", "MAX_DEPTH", "WireValidator", "available"]
+__all__ = ["DENSE", "MAX_DEPTH", "WireValidator", "available", "merged_by_protobuf"]
 
 
 K_OTHER, K_VARINT, K_F64, K_F32, K_MSG = 0, 1, 2, 3, 4
@@ -36,6 +39,20 @@ _F64 = {FD.TYPE_DOUBLE, FD.TYPE_FIXED64, FD.TYPE_SFIXED64}
 _F32 = {FD.TYPE_FLOAT, FD.TYPE_FIXED32, FD.TYPE_SFIXED32}
 
 _KERNEL = None
+
+
+def merged_by_protobuf(f) -> bool:
+    """A singular message field whose second occurrence in one message protobuf merges into
+    the first while the engine would keep only the second: JSON-text types (read as bytes)
+    anywhere, and Timestamp/Duration/wrappers in a oneof or a map entry (elsewhere the engine
+    sees both, made repeated). Such rows go to the reference path."""
+    if f.type != FD.TYPE_MESSAGE or f.is_repeated:
+        return False
+    name = f.message_type.full_name
+    if name in WKT_JSON:
+        return True
+    return name in WKT_SCALARS and (f.containing_oneof is not None
+                                    or f.containing_type.GetOptions().map_entry)
 
 
 def available() -> bool:
@@ -58,9 +75,9 @@ def _kernel():
 class WireValidator:
     """Tables of one message type's schema closure, and :meth:`check` over payloads."""
 
-    def __init__(self, desc):
+    def __init__(self, desc, merged: set | frozenset = frozenset()):
         index: dict[str, int] = {}
-        order = []
+        order: list = []
         todo = [desc]
         while todo:
             d = todo.pop()
@@ -69,12 +86,23 @@ class WireValidator:
             index[d.full_name] = len(order)
             order.append(d)
             todo += [f.message_type for f in d.fields if f.type == FD.TYPE_MESSAGE]
-        starts, ends, entry, nums, kinds, childs, packed, wts = [], [], [], [], [], [], [], []
+        starts: list[int] = []
+        ends: list[int] = []
+        entry: list[bool] = []
+        nums: list[int] = []
+        kinds: list[int] = []
+        childs: list[int] = []
+        packed: list[bool] = []
+        wts: list[int] = []
+        once: list[bool] = []
+        single: list[bool] = []
         for d in order:
             starts.append(len(nums))
             entry.append(d.GetOptions().map_entry)
             for f in sorted(d.fields, key=lambda f: f.number):
                 nums.append(f.number)
+                once.append(merged_by_protobuf(f) or (d.full_name, f.name) in merged)
+                single.append(f.type == FD.TYPE_MESSAGE and not f.is_repeated)
                 if f.type == FD.TYPE_MESSAGE:
                     kinds.append(K_MSG)
                     childs.append(index[f.message_type.full_name])
@@ -91,7 +119,8 @@ class WireValidator:
                         np.asarray(entry, np.bool_),
                         np.asarray(nums, np.int64), np.asarray(kinds, np.int64),
                         np.asarray(childs, np.int64), np.asarray(packed, np.bool_),
-                        np.asarray(wts, np.int64), self._dense(order, starts, nums))
+                        np.asarray(wts, np.int64), np.asarray(once, np.bool_),
+                        np.asarray(single, np.bool_), self._dense(order, starts, nums))
 
     @staticmethod
     def _dense(order, starts, nums) -> np.ndarray:

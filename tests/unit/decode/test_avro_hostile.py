@@ -120,12 +120,13 @@ def test_a_count_larger_than_the_payload_is_refused_before_allocating():
 
 
 def test_array_varints_that_never_end_in_a_batch_are_row_errors():
-    """Every row's long items run out before a byte < 0x80: the search for varint ends found
-    none in the whole batch, which raised IndexError and failed the group (Hypothesis found it)."""
+    """Every row's long items run out before a byte < 0x80: the numpy engine's search for
+    varint ends found none in the whole batch, which raised IndexError and failed the group
+    (Hypothesis found it); the kernel reads them as truncated."""
     s = LONG | {"fields": [{"name": "a", "type": {"type": "array", "items": "long"}}]}
     out, errs = engine(s, [b"\x02\x80", b"\x04\xff\xff"])
     assert out.to_pylist() == [None, None]
-    assert all("truncated payload or varint longer than 10 bytes" in e for e in errs)
+    assert all(e.endswith("truncated payload") for e in errs)
 
 
 # -- truncation and neighbours -------------------------------------------------------------

@@ -207,12 +207,37 @@ def test_sliced_and_chunked_input():
     assert enc.encode(pa.chunked_array([arr.slice(0, 4), arr.slice(4)])).payloads.to_pylist() == full
 
 
-def test_recursive_avro_schema_is_refused_at_build_time():
+def test_recursive_avro_schema_is_written_cut_at_the_readers_depth():
+    """What the reader cuts at ``max_recursion_depth`` is written as the one value the cut
+    place can hold (null, an empty array): every record is complete for any Avro reader
+    (issue 24: recursive schemas were refused, though we read them)."""
+    import io
+
+    import fastavro
+
     from connector.errors import SchemaMappingError
 
-    s = {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
-    with pytest.raises(SchemaMappingError, match="recursive"):
-        build_encoder(Spec("avro", s), options=EncodeOptions(max_recursion_depth=2))
+    lst = {"type": "record", "name": "Node", "fields": [{"name": "v", "type": "long"},
+                                                         {"name": "next", "type": ["null", "Node"]}]}
+    tree = {"type": "record", "name": "T", "fields": [{"name": "v", "type": "long"},
+                                                       {"name": "kids", "type": {"type": "array", "items": "T"}}]}
+    for schema, row, want in [
+        (lst, {"v": 1, "next": {"v": 2, "next": {"v": 3}}},
+         {"v": 1, "next": {"v": 2, "next": {"v": 3, "next": None}}}),
+        (tree, {"v": 1, "kids": [{"v": 2, "kids": [{"v": 3}]}]},
+         {"v": 1, "kids": [{"v": 2, "kids": [{"v": 3, "kids": []}]}]}),
+    ]:
+        for fast in (True, False):
+            enc = build_encoder(Spec("avro", schema), options=EncodeOptions(max_recursion_depth=2, fast_path=fast))
+            res = enc.encode(pa.array([row], enc.arrow_type))
+            assert res.error_count == 0
+            got = fastavro.schemaless_reader(io.BytesIO(res.payloads[0].as_py()), fastavro.parse_schema(schema))
+            assert got == want
+    with pytest.raises(SchemaMappingError, match="max_recursion_depth"):
+        build_encoder(Spec("avro", lst))
+    endless = {"type": "record", "name": "E", "fields": [{"name": "e", "type": "E"}]}
+    with pytest.raises(SchemaMappingError, match="no representable type"):
+        build_encoder(Spec("avro", endless), options=EncodeOptions(max_recursion_depth=2))
 
 
 @pytest.mark.parametrize("schema, rows", [

@@ -154,3 +154,43 @@ def test_arrow_type_is_the_decoders_for_every_format():
                                                                "m": {"additionalProperties": {"type": "integer"}}}}),
                  Spec("protobuf", PROTO3, "t.All")):
         assert build_encoder(spec).arrow_type == build_decoder(spec).arrow_type
+
+
+NULLABLE_REQUIRED = {"type": "object", "required": ["carrier", "eta", "dest", "n"], "properties": {
+    "carrier": {"type": ["string", "null"]},
+    "eta": {"type": ["string", "null"], "format": "date-time"},
+    "dest": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {"city": {"type": "string"}}}]},
+    "n": {"type": "integer"},
+    "note": {"type": "string"}}}
+
+
+def test_nullable_required_properties_are_written_as_null():
+    """A property both required and nullable takes null (issue 24: it was refused as missing);
+    a required one that is not nullable is a row error naming it; an optional null is left out."""
+    for fast in (True, False):
+        enc = build_encoder(Spec("json", NULLABLE_REQUIRED), options=EncodeOptions(fast_path=fast))
+        rows = [{"carrier": None, "eta": None, "dest": None, "n": 1, "note": None},
+                {"carrier": "dhl", "eta": dt.datetime(2024, 5, 1, tzinfo=UTC), "dest": {"city": "Oslo"}, "n": 2,
+                 "note": "x"},
+                {"carrier": None, "eta": None, "dest": None, "n": None, "note": None}]
+        res = enc.encode(pa.array(rows, enc.arrow_type))
+        errs = res.errors.to_pylist()
+        assert errs[:2] == [None, None], (fast, errs)
+        docs = [json.loads(p) for p in res.payloads.to_pylist()[:2]]
+        assert docs[0] == {"carrier": None, "eta": None, "dest": None, "n": 1}
+        for d in docs:
+            jsonschema.validate(d, NULLABLE_REQUIRED)
+        assert "value/n: null is not allowed: 'n' is a required property" in errs[2], (fast, errs[2])
+        assert res.payloads[2].as_py() is None
+
+
+def test_numbers_keep_their_fraction_and_sign():
+    """-0.0 and 394.0 are written as JSON readers read them back as the same floats (Arrow's
+    text '-0' / '394' came back as the integer 0 / 394, the sign of -0.0 lost)."""
+    schema = {"type": "object", "properties": {"x": {"type": "number"}}}
+    for fast in (True, False):
+        enc = build_encoder(Spec("json", schema), options=EncodeOptions(fast_path=fast))
+        res = enc.encode(pa.array([{"x": -0.0}, {"x": 394.0}, {"x": 1e16}, {"x": 2.5}], enc.arrow_type))
+        got = [json.loads(p)["x"] for p in res.payloads.to_pylist()]
+        assert [(type(v), repr(v)) for v in got] == [(float, "-0.0"), (float, "394.0"), (float, "1e+16"),
+                                                     (float, "2.5")], fast

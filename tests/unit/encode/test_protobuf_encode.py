@@ -235,3 +235,20 @@ def test_schema_without_text_is_a_mapping_error(fmt):
 
     with pytest.raises(SchemaMappingError, match="no text"):
         build_encoder(NoText())
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_null_in_a_proto2_required_field_is_a_row_error(fast_path):
+    """A message without its required field does not parse (confluent's deserializer refuses
+    it): the row is an error naming the field, the other rows are written."""
+    text = 'syntax = "proto2"; package t3; message In { required string id = 1; optional int32 n = 2; } ' \
+           'message R { required string name = 1; optional In inner = 2; }'
+    enc = build_encoder(Spec("protobuf", text, "t3.R"), options=EncodeOptions(fast_path=fast_path))
+    rows = [{"name": "a", "inner": {"id": "x", "n": None}}, {"name": None, "inner": None},
+            {"name": "b", "inner": {"id": None, "n": 1}}]
+    res = enc.encode(pa.array(rows, enc.arrow_type))
+    errs = res.errors.to_pylist()
+    assert errs[0] is None and res.payloads[0].as_py() is not None
+    assert "value.name: null for a required field" in errs[1]
+    assert "value.inner.id: null for a required field" in errs[2]
+    assert res.payloads[1].as_py() is None and res.payloads[2].as_py() is None

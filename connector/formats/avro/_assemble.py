@@ -1,0 +1,195 @@
+"""The kernel's column buffers → Arrow arrays of the reader's type, column by column.
+
+Each column's values are in row order in its own buffer region; each becomes one Arrow array
+with numpy and Arrow kernels, bottom-up along the reader tree: structs from their children
+(reader-only fields from their defaults), lists and maps from item counts. Values the kernel
+leaves raw are finished here, where a bad one fails its row (never the group): UTF-8 of strings
+(one Arrow validation per column), decimals beyond their precision. The row of a bad value is
+found by walking up the tree (list offsets map items to their lists), only when one fails.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from connector.formats.avro._program import Column, Program
+from connector.formats.core import ColumnBuffers
+
+__all__ = ["Assembly", "decimal_column"]
+
+_K16 = np.arange(16, dtype=np.int64)
+
+
+class Assembly:
+    """Builds the arrays of one decode call; rows failing here get ``why`` (first reason)."""
+
+    def __init__(self, prog: Program, bufs: ColumnBuffers, dead: np.ndarray, why: np.ndarray):
+        self.prog, self.bufs = prog, bufs
+        self.dead, self.why = dead, why
+        self._parent: dict[int, int] = {}
+        self._offsets: dict[int, np.ndarray] = {}
+        for c, col in enumerate(prog.cols):
+            for k in col.children:
+                self._parent[k] = c
+
+    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
+        """Rows of values ``idx`` of column ``c`` (the root has one value per row)."""
+        while c != self.prog.root_col:
+            p = self._parent[c]
+            if p in self._offsets:  # items of lists/maps → the list's index
+                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
+            c = p
+        return idx
+
+    def fail(self, c: int, idx: np.ndarray, why: str) -> None:
+        rows = self._rows_of(c, idx)
+        rows = rows[~self.dead[rows]]
+        if len(rows):
+            self.dead[rows] = True
+            self.why[rows] = why
+
+    def build(self, c: int) -> pa.Array:
+        col = self.prog.cols[c]
+        valid, val, lens = self.bufs.column(c)
+        m = len(val)
+        nulls = m - int(np.count_nonzero(valid))
+        k = col.kind
+        if k == "struct":
+            return self._struct(col, valid, val, nulls)
+        if k in ("list", "map"):
+            offs = np.zeros(m + 1, np.int64)
+            np.cumsum(val, out=offs[1:])
+            if offs[-1] > 2**31 - 1:
+                raise OverflowError("more than 2**31 collection items in one batch")
+            self._offsets[c] = offs
+            offsets = pa.array(offs.astype(np.int32))
+            mask = pa.array(~valid) if nulls else None
+            if k == "list":
+                return pa.ListArray.from_arrays(offsets, self.build(col.children[0]), type=col.typ,
+                                                mask=mask)
+            keys, items = (self.build(x) for x in col.children)
+            return pa.MapArray.from_arrays(offsets, keys, items, type=col.typ, mask=mask)
+        if k == "null":
+            return pa.nulls(m, col.typ)
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        if k == "bin":
+            return self._bytes(c, col, bitmap, lens, m, nulls)
+        if k == "enum":
+            assert col.node is not None  # enum columns keep their reader node
+            syms = pa.array(list(col.node.symbols) or [""], pa.string())
+            return syms.take(pa.array(val, mask=~valid if nulls else None))
+        if k == "bool":
+            data = pa.py_buffer(np.packbits(val.astype(bool), bitorder="little"))
+        elif k == "i32":
+            data = pa.py_buffer(val.astype(np.int32))
+        elif k == "f32":
+            data = pa.py_buffer(val.astype(np.uint32))
+        else:  # i64, f64: the tape holds the value (or its bits) already
+            data = pa.py_buffer(np.ascontiguousarray(val))
+        return pa.Array.from_buffers(col.typ, m, [bitmap, data], null_count=nulls)
+
+    def _bytes(self, c: int, col: Column, bitmap, lens, m: int, nulls: int) -> pa.Array:
+        t = col.typ
+        data = self.bufs.column_bytes(c)
+        offs = np.zeros(m + 1, np.int64)
+        np.cumsum(lens, out=offs[1:])
+        if pa.types.is_decimal(t):
+            out, bad = decimal_column(data, offs[:-1], lens, t.precision)
+            if bad.any():
+                self.fail(c, np.flatnonzero(bad), f"decimal value exceeds precision {t.precision}")
+            return pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(out)], null_count=nulls)
+        if offs[-1] > 2**31 - 1:
+            raise OverflowError("more than 2 GiB of strings in one column of one batch")
+        offsets = pa.py_buffer(offs.astype(np.int32))
+        arr = pa.Array.from_buffers(t, m, [bitmap, offsets, pa.py_buffer(data)], null_count=nulls)
+        if not pa.types.is_string(t):
+            return arr
+        try:
+            arr.validate(full=True)
+            return arr
+        except pa.ArrowInvalid:
+            pass
+        bad = np.zeros(m, bool)
+        for i in np.flatnonzero(lens > 0).tolist():  # only on a column that failed
+            try:
+                data[offs[i]:offs[i + 1]].tobytes().decode("utf-8")
+            except UnicodeDecodeError:
+                bad[i] = True
+        self.fail(c, np.flatnonzero(bad), "invalid UTF-8 in a string")
+        keep = np.repeat(~bad, lens)
+        lens = np.where(bad, 0, lens)
+        offs = np.zeros(m + 1, np.int64)
+        np.cumsum(lens, out=offs[1:])
+        return pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(offs.astype(np.int32)),
+                                            pa.py_buffer(data[keep])], null_count=nulls)
+
+    def _struct(self, col: Column, valid, val, nulls: int) -> pa.Array:
+        m = len(valid)
+        kids = [self.build(x) for x in col.children]
+        if any(len(d) for _, d in col.variants):  # reader fields some writers lack: defaults
+            kids = [self._defaulted(col, i, kid, valid, val) for i, kid in enumerate(kids)]
+        mask = pa.array(~valid) if nulls else None
+        if not kids:
+            bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+            return pa.Array.from_buffers(col.typ, m, [bits], null_count=nulls, children=[])
+        return pa.StructArray.from_arrays(kids, fields=list(col.typ), mask=mask)
+
+    @staticmethod
+    def _defaulted(col: Column, i: int, kid: pa.Array, valid, variant) -> pa.Array:
+        """Field ``i`` of a struct: from its column where the writer had it (or the struct is
+        null), the reader's default elsewhere."""
+        takers = [v for v, (_, d) in enumerate(col.variants) if i in d]
+        if not takers:
+            return kid
+        m = len(valid)
+        parts = []
+        src = np.full(m, -1, np.int64)
+        from_col = ~valid | ~np.isin(variant, takers)
+        src[from_col] = np.arange(int(from_col.sum()))
+        off = len(kid)
+        parts.append(kid)
+        for v in takers:
+            here = valid & (variant == v)
+            k = int(here.sum())
+            if k:
+                parts.append(col.variants[v][1][i].take(pa.array(np.zeros(k, np.int64))))
+                src[here] = off + np.arange(k)
+                off += k
+        return pa.concat_arrays(parts).take(pa.array(src))
+
+
+def decimal_column(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, precision: int):
+    """Big-endian two's-complement unscaled values → (16-byte little-endian decimal128 values,
+    rows beyond ``precision``). Values longer than 16 bytes (sign extension) are rare and
+    converted one by one."""
+    m = len(starts)
+    lens = lens.copy()
+    extra = {}
+    for i in np.flatnonzero(lens > 16).tolist():
+        b = buf[starts[i]:starts[i] + lens[i]].tobytes()
+        extra[i] = int.from_bytes(b, "big", signed=True)
+        lens[i] = 0
+    idx = starts[:, None] + (lens[:, None] - 1 - _K16[None, :])
+    raw = buf.take(idx, mode="clip") if len(buf) else np.zeros((m, 16), np.uint8)
+    neg = (buf.take(starts, mode="clip") >= 0x80) & (lens > 0) if len(buf) else np.zeros(m, bool)
+    fill = np.where(neg, 0xFF, 0).astype(np.uint8)[:, None]
+    out = np.where(_K16[None, :] < lens[:, None], raw, fill).astype(np.uint8)
+    for i, v in extra.items():
+        out[i] = np.frombuffer((v % (1 << 128)).to_bytes(16, "little"), np.uint8) \
+            if -(1 << 127) <= v < (1 << 127) else 0
+    lo = np.ascontiguousarray(out[:, :8]).view("<u8").ravel()
+    hi = np.ascontiguousarray(out[:, 8:]).view("<u8").ravel()
+    negv = hi >= np.uint64(1 << 63)
+    nlo = ~lo + np.uint64(1)
+    nhi = ~hi + (nlo == 0).astype(np.uint64)
+    ahi = np.where(negv, nhi, hi)
+    alo = np.where(negv, nlo, lo)
+    limit = 10 ** precision
+    lh, ll = np.uint64(limit >> 64), np.uint64(limit & ((1 << 64) - 1))
+    ok = (ahi < lh) | ((ahi == lh) & (alo < ll))
+    for i, v in extra.items():
+        ok[i] = abs(v) < limit
+    bad = ~ok
+    if bad.any():
+        out[bad] = 0
+    return out.tobytes(), bad

@@ -1,0 +1,278 @@
+"""A resolved plan (:mod:`connector.formats.avro._plan`) → the bytecode the kernel runs.
+
+Output *columns* are allocated over the reader tree, one per Arrow array of the result (a
+``["null", T]`` union shares T's column; an ``[int, long]`` union is one int64 column; a
+struct-form union is a struct column of member columns). Every plan node writes into the
+column of its reader type, so several writer types read as one reader type (a writer union's
+branches, records matched by alias) fill one column in row order.
+
+Code for the plan is inline: the reader tree is finite (recursion is cut), so records, unions
+and collections follow one another in one flat program. Writer data the reader does not keep
+compiles to skip code over the writer graph; a skipped record is a subroutine, since writer
+records may recurse. Everything here is built once per (writer, reader) pair and process; see
+:mod:`connector.formats.avro._vm` for the instruction set.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from connector.formats.avro import _plan as P
+from connector.formats.avro import _opcodes as V
+from connector.formats.avro._schema import Node, arrow_type_of, union_kind
+from connector.formats.avro._walk import min_size, skip_width
+
+__all__ = ["Column", "Program"]
+
+_W = 8  # slots per instruction
+
+_READER_KIND = {"int": V.K_I32, "long": V.K_I64, "float": V.K_F32, "double": V.K_F64}
+_STORAGE = {"i32": V.K_I32, "i64": V.K_I64, "f32": V.K_F32, "f64": V.K_F64}
+_SCALAR_COL = {"null": "null", "boolean": "bool", "int": "i32", "long": "i64", "float": "f32",
+               "double": "f64", "bytes": "bin", "string": "bin", "fixed": "bin", "enum": "enum"}
+
+
+@dataclass
+class Column:
+    """One output array: ``kind`` is its storage on the tape (see :mod:`._assemble`)."""
+
+    kind: str
+    typ: pa.DataType
+    node: Node | None = None
+    children: list[int] = field(default_factory=list)
+    # struct columns filled by records: per variant, (reader fields it decodes, {field: default})
+    variants: list[tuple[frozenset, dict[int, pa.Array]]] = field(default_factory=list)
+
+
+class Program:
+    """The kernel's code, aux table and null-fill lists, and the output columns."""
+
+    def __init__(self, plan: P.Plan, reader: Node):
+        self.cols: list[Column] = []
+        self._colmap: dict[int, int] = {}
+        self.root_col = self._alloc(reader)
+        self._code: list[list[int]] = []
+        self.aux: list[int] = []
+        self.messages: list[str] = []
+        self._subs: dict[int, int] = {}  # writer record → pc of its skip subroutine
+        self._calls: list[tuple[int, Node]] = []  # CALL instructions to point at subroutines
+        self._plan(plan)
+        self._add(V.OP_HALT)
+        while self._calls:
+            at, w = self._calls.pop()
+            self._code[at][2] = self._subroutine(w)
+        self._freeze()
+
+    # -- columns ---------------------------------------------------------------------------
+    def _new(self, kind: str, typ: pa.DataType, node: Node | None = None) -> int:
+        self.cols.append(Column(kind, typ, node))
+        return len(self.cols) - 1
+
+    def _alloc(self, r: Node) -> int:
+        t = arrow_type_of(r)
+        k = r.kind
+        if k == "union":
+            uk, nn = union_kind(r), r.nonnull
+            if uk == "struct":
+                c = self._new("struct", t, r)
+                self.cols[c].children = [self._alloc(b) for b in nn]
+            elif uk == "nullable":
+                c = self._alloc(nn[0]) if nn else self._new("null", t, r)
+            else:
+                c = self._new("i64" if uk == "long" else "f64", t, r)
+            for b in r.branches:
+                self._colmap.setdefault(id(b), c)
+        elif k == "record":
+            c = self._new("struct", t, r)
+            self.cols[c].children = [self._alloc(f.type) for f in r.fields]
+        elif k == "array":
+            c = self._new("list", t, r)
+            self.cols[c].children = [self._alloc(r.items)]
+        elif k == "map":
+            c = self._new("map", t, r)
+            key = self._new("bin", pa.string())
+            self.cols[c].children = [key, self._alloc(r.items)]
+        else:
+            c = self._new(_SCALAR_COL[k], t, r)
+        self._colmap[id(r)] = c
+        return c
+
+    def col_of(self, plan: P.Plan) -> int:
+        return self._colmap[id(plan.reader)]
+
+    # -- code ------------------------------------------------------------------------------
+    def _add(self, op: int, *args: int) -> int:
+        self._code.append([op, *args] + [0] * (_W - 1 - len(args)))
+        return len(self._code) - 1
+
+    def _aux(self, values) -> int:
+        at = len(self.aux)
+        self.aux.extend(int(v) for v in values)
+        return at
+
+    def message(self, why: str) -> int:
+        if why not in self.messages:
+            self.messages.append(why)
+        return V.E_CUSTOM + self.messages.index(why)
+
+    def _members(self, union_col: int) -> int:
+        members = self.cols[union_col].children
+        return self._aux([len(members), *members])
+
+    def _plan(self, plan: P.Plan) -> None:
+        """Append the code decoding ``plan`` (inline)."""
+        if isinstance(plan, P.ErrorPlan):
+            self._add(V.OP_ERROR, -1, self.message(plan.why))
+            return
+        if isinstance(plan, P.ToUnionPlan):
+            c = self.col_of(plan)
+            if self.cols[c].kind != "struct" or union_kind(plan.R) != "struct":
+                self._plan(plan.inner)  # the inner value fills the union's column
+                return
+            rb = plan.R.branches[plan.rb]
+            m = -1 if rb.kind == "null" else plan.R.nonnull.index(rb)
+            self._add(V.OP_TOUNION, c, m, self._members(c))
+            if m >= 0:
+                self._plan(plan.inner)
+            return
+        c = self.col_of(plan)
+        if isinstance(plan, P.NullPlan):
+            self._add(V.OP_NULL, c)
+        elif isinstance(plan, P.BoolPlan):
+            self._add(V.OP_BOOL, c)
+        elif isinstance(plan, P.NumPlan):
+            r = plan.r
+            millis = int(pa.types.is_timestamp(arrow_type_of(r)) and isinstance(r.logical, str)
+                         and r.logical.endswith("millis"))
+            store = _STORAGE[self.cols[c].kind]
+            if plan.varint:
+                self._add(V.OP_VARNUM, c, int(plan.wk == "int"), _READER_KIND[r.kind], millis,
+                          store)
+            else:
+                self._add(V.OP_FLOATNUM, c, plan.width or 0, _READER_KIND[r.kind], 0, store)
+        elif isinstance(plan, P.BytesPlan):
+            self._add(V.OP_BYTES, c, -1 if plan.size is None else plan.size)
+        elif isinstance(plan, P.EnumPlan):
+            self._add(V.OP_ENUM, c, plan.nw, self._aux(plan.map))
+        elif isinstance(plan, P.RecordPlan):
+            col = self.cols[c]
+            col.variants.append((frozenset(ri for p, _, ri in plan.steps if p is not None),
+                                 plan.defaults))
+            self._add(V.OP_REC, c, len(col.variants) - 1)
+            for p, w, _ in plan.steps:
+                if p is not None:
+                    self._plan(p)
+                else:
+                    self._skip(w)
+        elif isinstance(plan, P.WriterUnionPlan):
+            struct = plan.R is not None and union_kind(plan.R) == "struct"
+            targets = []
+            for bp, rb, why in plan.branches:
+                if why is not None:
+                    targets.append((None, -1, self.message(why)))
+                    continue
+                m = 0
+                if struct:
+                    b = plan.R.branches[rb]
+                    m = -1 if b.kind == "null" else plan.R.nonnull.index(b)
+                targets.append((bp if m >= 0 else None, m, 0))
+            self._union(c if struct else -1, targets, self._plan)
+        elif isinstance(plan, P.CollectionPlan):
+            if plan.is_map:
+                entry = plan.item
+                assert isinstance(entry, P.MapEntryPlan)
+                self._collection(c, 1, self.cols[c].children[0], entry.value, self._plan)
+            else:
+                self._collection(c, plan.item.min_size, -1, plan.item, self._plan)
+        else:
+            raise TypeError(f"no kernel code for {type(plan).__name__}")
+
+    def _union(self, c: int, targets: list, body) -> None:
+        """UNION, then each branch's code and a jump to the end (the last falls through);
+        ``targets``: (what ``body`` compiles or None, member, error code) per writer branch.
+        A null branch of a non-struct union is no code: the kernel writes its null."""
+        at = self._add(V.OP_UNION, c)
+        rows, jumps = [], []
+        coded = [i for i, (what, _, _) in enumerate(targets) if what is not None]
+        for i, (what, m, err) in enumerate(targets):
+            if what is None:
+                rows += [-1, m, err]
+                continue
+            if c < 0 and isinstance(what, P.NullPlan):
+                rows += [-2, self.col_of(what), 0]
+                continue
+            rows += [len(self._code), m, 0]
+            body(what)
+            if i != coded[-1]:
+                jumps.append(self._add(V.OP_JMP, -1, 0))
+        end = len(self._code)
+        for j in jumps:
+            self._code[j][2] = end
+        aux = self._aux([len(targets), *rows])
+        if c >= 0:
+            self._members(c)  # follows the branches in aux
+        self._code[at][2:4] = [aux, end]
+
+    def _collection(self, c: int, min_item: int, key: int, item, body) -> None:
+        at = self._add(V.OP_ARRAY, c, min_item, 0, key, int(key >= 0))
+        body(item)
+        self._add(V.OP_NEXT, -1, at)
+        self._code[at][3] = len(self._code)
+
+    def _skip(self, w: Node) -> None:
+        """Append code walking one writer value without output."""
+        wd = skip_width(w)
+        k = w.kind
+        if wd is not None:
+            if wd:
+                self._add(V.OP_FIXSKIP, -1, wd)
+        elif k in ("int", "long", "enum"):
+            self._add(V.OP_VARSKIP, -1)
+        elif k in ("bytes", "string"):
+            self._add(V.OP_BYTES, -1, -1)
+        elif k == "record":
+            self._calls.append((self._add(V.OP_CALL, -1, 0), w))
+        elif k == "union":
+            self._union(-1, [(b, 0, 0) for b in w.branches], self._skip)
+        elif k == "array":
+            self._collection(-1, min_size(w.items), -1, w.items, self._skip)
+        else:  # map: entries of a key and a value
+            at = self._add(V.OP_ARRAY, -1, 1, 0, -1, 1)
+            self._skip(w.items)
+            self._add(V.OP_NEXT, -1, at)
+            self._code[at][3] = len(self._code)
+
+    def _subroutine(self, w: Node) -> int:
+        """pc of the subroutine skipping writer record ``w`` (compiled once)."""
+        got = self._subs.get(id(w))
+        if got is None:
+            got = self._subs[id(w)] = len(self._code)
+            for f in w.fields:
+                self._skip(f.type)
+            self._add(V.OP_RET)
+        return got
+
+    # -- tables ----------------------------------------------------------------------------
+    def _fill(self, c: int) -> list[int]:
+        """Columns that take one null value when ``c`` takes one: struct children go along."""
+        col = self.cols[c]
+        out = [c]
+        if col.kind == "struct":
+            for k in col.children:
+                out += self._fill(k)
+        return out
+
+    def _freeze(self) -> None:
+        self.code = np.array(self._code, np.int64).reshape(-1, _W)
+        self.aux_arr = np.array(self.aux or [0], np.int64)
+        fills = [self._fill(c) for c in range(len(self.cols))]
+        flens = np.array([len(f) for f in fills], np.int64)
+        self.fill1 = np.cumsum(flens)
+        self.fill0 = self.fill1 - flens
+        self.fills = np.array([x for f in fills for x in f], np.int64)
+
+    def tables(self) -> tuple:
+        """The kernel's program arguments, in its order."""
+        return (self.code, self.aux_arr, self.fill0, self.fill1, self.fills, self.root_col)

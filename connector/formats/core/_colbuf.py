@@ -1,0 +1,88 @@
+"""Per-column output buffers that the compiled decoders (Avro, JSON) write into.
+
+Column ``c`` owns ``base[c] .. base[c] + cap[c]`` of the value buffers (``val`` int64,
+``valid`` uint8, ``len`` int64; one slot past the end is a sink for writes that overflow) and
+``bbase[c] .. bbase[c] + bcap[c]`` of ``bdata`` for its bytes; ``cnt``/``bcnt`` count what it
+holds. Kernels write values in row order, roll a failed row back to the counts at its start,
+and stop at a row that overflows a column; :meth:`ColumnBuffers.grow` then makes room and the
+kernel redoes that row. Room is sized from what the previous group of the same schema needed
+per row, so a steady stream never regrows.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ColumnBuffers"]
+
+
+class ColumnBuffers:
+    """Buffers of one decode call; ``learnt`` carries the per-row sizes between calls."""
+
+    def __init__(self, learnt: tuple[np.ndarray, np.ndarray], n: int):
+        per_row, bytes_per_row = learnt
+        self.learnt = learnt
+        self.n = n
+        self.cap = np.ceil(per_row * n * 1.1).astype(np.int64) + 16
+        self.bcap = np.ceil(bytes_per_row * n * 1.1).astype(np.int64) + 64
+        ncols = len(per_row)
+        self.base = np.zeros(ncols, np.int64)
+        np.cumsum(self.cap[:-1], out=self.base[1:])
+        self.bbase = np.zeros(ncols, np.int64)
+        np.cumsum(self.bcap[:-1], out=self.bbase[1:])
+        total = int(self.cap.sum()) + 1  # the last slot is the overflow sink
+        self.val = np.empty(total, np.int64)
+        self.valid = np.empty(total, np.uint8)
+        self.len = np.empty(total, np.int64)
+        self.bdata = np.empty(int(self.bcap.sum()), np.uint8)
+        self.cnt = np.zeros(ncols, np.int64)
+        self.bcnt = np.zeros(ncols, np.int64)
+
+    @staticmethod
+    def initial(bin_columns: list[bool]) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row sizes before any group: one value per column, 16 bytes per byte column."""
+        return (np.ones(len(bin_columns)),
+                np.array([16.0 if b else 0.0 for b in bin_columns]))
+
+    def args(self) -> tuple:
+        """The kernels' buffer arguments: base, cap, cnt, val, valid, len, bbase, bcap, bcnt,
+        bdata."""
+        return (self.base, self.cap, self.cnt, self.val, self.valid, self.len, self.bbase,
+                self.bcap, self.bcnt, self.bdata)
+
+    def grow(self, over: int, overb: int, row_bytes: int) -> None:
+        """Room for column ``over``'s values or ``overb``'s bytes (a row of ``row_bytes``)."""
+        from connector.formats.core import _colkernel
+
+        K: Any = _colkernel  # numba dispatchers: mypy cannot see their signatures
+        if over >= 0:
+            self.cap = np.maximum(self.cap, self.cnt + 16)
+            self.cap[over] = 2 * self.cap[over] + 64
+            self.base, self.val, self.valid, self.len = K.regrow(self.base, self.cnt, self.val,
+                                                                 self.valid, self.len, self.cap)
+        if overb >= 0:
+            self.bcap = np.maximum(self.bcap, self.bcnt + 64)
+            self.bcap[overb] = 2 * self.bcap[overb] + 8 * row_bytes + 64
+            self.bbase, self.bdata = K.regrow_bytes(self.bbase, self.bcnt, self.bdata, self.bcap)
+
+    def learn(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row sizes for the next call (the larger of this group's and half the last)."""
+        per_row, bytes_per_row = self.learnt
+        return (np.maximum(self.cnt / self.n, per_row * 0.5),
+                np.maximum(self.bcnt / self.n, bytes_per_row * 0.5))
+
+    def column(self, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(valid as bool, value, length) of column ``c``."""
+        s = int(self.base[c])
+        e = s + int(self.cnt[c])
+        return self.valid[s:e].view(bool), self.val[s:e], self.len[s:e]
+
+    def column_raw_valid(self, c: int) -> np.ndarray:
+        """Column ``c``'s validity bytes as the kernel wrote them (0 null, else a kernel code)."""
+        s = int(self.base[c])
+        return self.valid[s:s + int(self.cnt[c])]
+
+    def column_bytes(self, c: int) -> np.ndarray:
+        s = int(self.bbase[c])
+        return self.bdata[s:s + int(self.bcnt[c])]

@@ -1,0 +1,241 @@
+"""The JSON kernel's column buffers → Arrow arrays of the schema's type; and the reference
+conversion of the rows the kernel leaves (:func:`slow_values`).
+
+Columns become arrays bottom-up along the schema tree. Strings and JSON text are ready (the
+payload was checked as UTF-8 and the kernel's escapes produce UTF-8); number texts are cast to
+float64 and date-time/date strings finished as ``_types.finish`` does, once per column. A
+value that does not cast fails its row (found through list and map offsets), never the group.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+
+from connector.formats.core import ColumnBuffers
+from connector.formats.json_schema._program import JColumn, JsonProgram
+from connector.formats.json_schema._schema import JNode
+from connector.formats.json_schema._types import finish, json_type, read_type
+
+__all__ = ["JAssembly", "slow_values"]
+
+_ARROW_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError)
+
+
+class JAssembly:
+    """Builds the arrays of one decode call; ``failed``: {row: reason} found on the way."""
+
+    def __init__(self, prog: JsonProgram, bufs: ColumnBuffers, n: int):
+        self.prog, self.bufs, self.n = prog, bufs, n
+        self.failed: dict[int, str] = {}
+        self._parent: dict[int, int] = {}
+        self._offsets: dict[int, np.ndarray] = {}
+        for c, col in enumerate(prog.cols):
+            for k in col.children:
+                self._parent[k] = c
+
+    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
+        while c != self.prog.root_col:
+            p = self._parent[c]
+            if p in self._offsets:
+                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
+            c = p
+        return idx
+
+    def build(self, c: int) -> pa.Array:
+        col = self.prog.cols[c]
+        valid, val, lens = self.bufs.column(c)
+        m = len(val)
+        nulls = m - int(np.count_nonzero(valid))
+        k = col.kind
+        if k == "struct":
+            kids = [self.build(x) for x in col.children]
+            if not kids:
+                bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+                return pa.Array.from_buffers(col.typ, m, [bits], null_count=nulls, children=[])
+            return pa.StructArray.from_arrays(kids, fields=list(col.typ),
+                                              mask=pa.array(~valid) if nulls else None)
+        if k in ("list", "map"):
+            offs = np.zeros(m + 1, np.int64)
+            np.cumsum(val, out=offs[1:])
+            if offs[-1] > 2**31 - 1:
+                raise OverflowError("more than 2**31 collection items in one batch")
+            self._offsets[c] = offs
+            offsets = pa.array(offs.astype(np.int32))
+            mask = pa.array(~valid) if nulls else None
+            if k == "list":
+                return pa.ListArray.from_arrays(offsets, self.build(col.children[0]), type=col.typ,
+                                                mask=mask)
+            keys, items = (self.build(x) for x in col.children)
+            return pa.MapArray.from_arrays(offsets, keys, items, type=col.typ, mask=mask)
+        if k == "null":
+            return pa.nulls(m, col.typ)
+        if col.node is not None and col.node.kind in ("timestamp", "date"):
+            return self._temporal(c, col, val, lens)
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        if k == "bool":
+            data = pa.py_buffer(np.packbits(val.astype(bool), bitorder="little"))
+            return pa.Array.from_buffers(col.typ, m, [bitmap, data], null_count=nulls)
+        if k == "i64":
+            return pa.Array.from_buffers(col.typ, m, [bitmap, pa.py_buffer(np.ascontiguousarray(val))],
+                                         null_count=nulls)
+        offs = np.zeros(m + 1, np.int64)
+        np.cumsum(lens, out=offs[1:])
+        if offs[-1] > 2**31 - 1:
+            raise OverflowError("more than 2 GiB of text in one column of one batch")
+        text = pa.Array.from_buffers(pa.string(), m, [bitmap, pa.py_buffer(offs.astype(np.int32)),
+                                                      pa.py_buffer(self.bufs.column_bytes(c))],
+                                     null_count=nulls)
+        return self._finish(c, col, text)
+
+    def _temporal(self, c: int, col: JColumn, val: np.ndarray, lens: np.ndarray) -> pa.Array:
+        """Dates and date-times: the kernel parsed the common ISO forms (valid 1); the others
+        are text (valid 2), cast here as ``finish`` casts them."""
+        assert col.node is not None  # date and date-time columns keep their node
+        raw = self.bufs.column_raw_valid(c)
+        m = len(val)
+        vals = val.copy()
+        pending = np.flatnonzero(raw == 2)
+        ok = raw != 0
+        if len(pending):
+            pl = lens[pending]
+            offs = np.zeros(len(pending) + 1, np.int64)
+            np.cumsum(pl, out=offs[1:])
+            text = pa.Array.from_buffers(pa.string(), len(pending),
+                                         [None, pa.py_buffer(offs.astype(np.int32)),
+                                          pa.py_buffer(self.bufs.column_bytes(c))])
+            conv = self._finish(c, col, text, pending)
+            got = conv.cast(pa.int64() if col.node.kind == "timestamp" else pa.int32())
+            good = got.is_valid().to_numpy(zero_copy_only=False)
+            vals[pending] = got.fill_null(0).to_numpy(zero_copy_only=False)
+            ok[pending[~good]] = False
+        nulls = m - int(np.count_nonzero(ok))
+        bitmap = pa.py_buffer(np.packbits(ok, bitorder="little")) if nulls else None
+        data = vals if col.node.kind == "timestamp" else vals.astype(np.int32)
+        return pa.Array.from_buffers(col.typ, m, [bitmap, pa.py_buffer(np.ascontiguousarray(data))],
+                                     null_count=nulls)
+
+    def _finish(self, c: int, col: JColumn, text: pa.Array, where: np.ndarray | None = None) -> pa.Array:
+        """Strings as read → the node's type (numbers, date-times, dates); bad values fail
+        their rows."""
+        node = col.node
+        if node is None or node.kind in ("string", "json"):
+            return text
+        if node.kind == "float":
+            def conv(a):
+                return a.cast(pa.float64())
+        else:
+            def conv(a):
+                return finish(a, node)
+        try:
+            return conv(text)
+        except _ARROW_ERRORS:
+            pass
+        parts, bad = [], []
+        for i in range(len(text)):
+            try:
+                parts.append(conv(text.slice(i, 1)))
+            except _ARROW_ERRORS as e:
+                bad.append(i)
+                self._fail(c, i if where is None else int(where[i]), f"{type(e).__name__}: {e}")
+                parts.append(pa.nulls(1, col.typ))
+        return pa.concat_arrays(parts)
+
+    def _fail(self, c: int, i: int, why: str) -> None:
+        row = int(self._rows_of(c, np.array([i], np.int64))[0])
+        self.failed.setdefault(row, why)
+
+
+class _Bad(ValueError):
+    pass
+
+
+def _expect(ok: bool, what: str, v: Any):
+    if not ok:
+        raise _Bad(f"expected {what}, got {type(v).__name__}")
+
+
+def _reader(n: JNode) -> Callable[[Any], Any]:
+    """A strict converter of one msgspec value to the value of ``read_type(n)`` (date-times and
+    dates stay strings: :func:`finish` converts them as the kernel's path does)."""
+    k = n.kind
+    if k == "struct":
+        fields = [(name, _reader(t)) for name, t in n.fields]
+
+        def struct(v):
+            if v is None:
+                return None
+            _expect(type(v) is dict, "an object", v)
+            return {name: c(v.get(name)) for name, c in fields}
+        return struct
+    if k in ("map", "list"):
+        c = _reader(n.items)
+
+        def coll(v):
+            if v is None:
+                return None
+            if k == "map":
+                _expect(type(v) is dict, "an object", v)
+                return [(key, c(x)) for key, x in v.items()]
+            _expect(type(v) is list, "an array", v)
+            return [c(x) for x in v]
+        return coll
+    if k == "json":
+        allowed = n.allowed
+
+        def text(v):
+            if v is None:
+                return None
+            if allowed is not None and json_type(v) not in allowed:
+                raise _Bad(f"expected one of {sorted(allowed)}, got {json_type(v)}")
+            return msgspec.json.encode(v).decode()
+        return text
+
+    def scalar(v):
+        if v is None:
+            return None
+        if k in ("string", "timestamp", "date"):
+            _expect(type(v) is str, "a string", v)
+            return v
+        if k == "int":
+            _expect(type(v) is int and -2**63 <= v < 2**63, "a 64-bit integer", v)
+            return v
+        if k == "float":
+            _expect(type(v) in (int, float), "a number", v)
+            return float(v)
+        if k == "bool":
+            _expect(type(v) is bool, "a boolean", v)
+            return v
+        raise _Bad(f"expected null, got {type(v).__name__}")
+    return scalar
+
+
+def slow_values(node: JNode, values: list) -> tuple[pa.Array, dict[int, str]]:
+    """Values decoded by msgspec → (an array of ``node.arrow``, {index: reason} of the values
+    that do not fit; those are null)."""
+    conv = _reader(node)
+    rt = read_type(node)
+    bad: dict[int, str] = {}
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(pa.array([conv(v)], rt))
+        except (_Bad, *_ARROW_ERRORS) as e:
+            bad[i] = f"{type(e).__name__}: {e}"
+            out.append(pa.nulls(1, rt))
+    arr = pa.concat_arrays(out) if out else pa.array([], rt)
+    try:
+        return finish(arr, node), bad
+    except _ARROW_ERRORS:
+        pass
+    parts = []
+    for i in range(len(arr)):
+        try:
+            parts.append(finish(arr.slice(i, 1), node))
+        except _ARROW_ERRORS as e:
+            bad.setdefault(i, f"{type(e).__name__}: {e}")
+            parts.append(pa.nulls(1, node.arrow))
+    return pa.concat_arrays(parts), bad

@@ -1,0 +1,84 @@
+"""The writer objects Spark pickles: small to unpickle, because Spark unpickles them in every
+process that touches a write, including the driver's commit worker.
+
+A :class:`BatchWriter` / :class:`StreamWriter` carries its :class:`WriteSetup` as pickled bytes
+and the channel's name. Unpickling the writer (the driver's commit and abort, each executor
+task) imports this module and ``pyspark.sql.datasource`` only; the setup - and with it the
+options, the document's plan, the encoders and the Kafka client - is unpickled in
+:meth:`write`, on executors, where it is needed. A fresh commit worker then does not import
+the whole connector (about a second per process) to log one line.
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter
+
+__all__ = ["BatchWriter", "StreamWriter"]
+
+log = logging.getLogger("asyncapi_kafka")
+
+
+class _Setup:
+    """The pickled setup and the channel it writes to (for the driver's log lines)."""
+
+    def __init__(self, setup) -> None:
+        self.channel: str = setup.plan.channel
+        self._setup_bytes = pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL)
+        self._repr = repr(setup)
+
+    @property
+    def setup(self):
+        """The :class:`connector.spark._write_types.WriteSetup` (unpickled on first use)."""
+        cached = self.__dict__.get("_setup")
+        if cached is None:
+            cached = self.__dict__["_setup"] = pickle.loads(self._setup_bytes)
+        return cached
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_setup"}
+
+    def _write(self, iterator):
+        from connector.spark._write_task import write_batches
+
+        return write_batches(self.setup, iterator)
+
+
+class BatchWriter(_Setup, DataSourceArrowWriter):
+    """``df.write``: one task per DataFrame partition, each producing its rows and waiting for
+    every delivery report before returning (a failed delivery fails the task)."""
+
+    def write(self, iterator):
+        return self._write(iterator)
+
+    def commit(self, messages) -> None:
+        rows = sum(m.rows for m in messages if m is not None)
+        log.info("asyncapi-kafka: wrote %d record(s) to channel %s", rows, self.channel)
+
+    def abort(self, messages) -> None:
+        rows = sum(m.rows for m in messages if m is not None)
+        log.warning("asyncapi-kafka: write to channel %s failed; %d record(s) of successful tasks were "
+                    "delivered and stay in Kafka (Kafka has no rollback: at-least-once)", self.channel, rows)
+
+    def __repr__(self) -> str:
+        return f"BatchWriter({self._repr})"
+
+
+class StreamWriter(_Setup, DataSourceStreamArrowWriter):
+    """``df.writeStream``: each micro-batch as a batch write. A micro-batch whose tasks failed is
+    re-run by Spark after a restart, so its records may be written twice (at-least-once)."""
+
+    def write(self, iterator):
+        return self._write(iterator)
+
+    def commit(self, messages, batchId) -> None:
+        rows = sum(m.rows for m in messages if m is not None)
+        log.info("asyncapi-kafka: micro-batch %s wrote %d record(s) to channel %s", batchId, rows, self.channel)
+
+    def abort(self, messages, batchId) -> None:
+        log.warning("asyncapi-kafka: micro-batch %s to channel %s failed; it is retried from the "
+                    "checkpoint (records already delivered are written again)", batchId, self.channel)
+
+    def __repr__(self) -> str:
+        return f"StreamWriter({self._repr})"
