@@ -42,6 +42,9 @@ Sections (each reuses the scripts beside it):
 12. ``corpus-encode``: every corpus schema encoded (``encode_column``, Confluent framing) against
     confluent-kafka's serializer loop on the same records (``corpus_encode_bench``); goals
     Avro and JSON >= 10x, Protobuf >= 5x.
+13. ``latency``: streaming produce-to-sink p50/p99 and per-micro-batch overhead at 1k and 20k
+    records/s, against Spark's ``rate`` source and a trivial Python stream source
+    (``stream_latency_bench``).
 
 Every number is a median of several runs measured in this run; ratios against baselines
 measured in the same run are what count (the machine is shared). Results go to
@@ -62,7 +65,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_HERE))  # so `python benchmarks/run.py` finds `benchmarks`
 
 SECTIONS = ("decode", "scaling", "spark", "memory", "encode", "corpus", "write", "pushdown", "firstrow", "contracts",
-            "consume", "corpus-encode")
+            "consume", "corpus-encode", "latency")
 
 # keys of the rates measured (shared with the goal lines)
 AVRO_OURS = "avro: ours (parse_frames + Decoder.decode)"
@@ -235,6 +238,17 @@ def run_consume(quick: bool, rates: dict) -> None:
     consume_bench.run(50_000 if quick else 200_000, 4, runs=3 if quick else 5, variants=not quick, out=rates)
 
 
+def run_latency(quick: bool, latency: dict) -> None:
+    from benchmarks import stream_latency_bench as slb
+
+    # one run per case here (6 queries, about 5 min); the README's medians of 3 come from the script
+    if quick:
+        slb.run(runs=1, warmup_s=5, measure_s=8, out=latency)
+    else:
+        slb.run(runs=1, warmup_s=10, measure_s=30, out=latency)
+    slb.report(latency)
+
+
 def run_first_row(quick: bool, first_row: dict) -> None:
     from benchmarks import first_row_bench
 
@@ -367,6 +381,7 @@ def main(argv=None) -> int:
     corpus: list[dict] = []
     corpus_encode: list[dict] = []
     first_row: dict[str, float] = {}
+    latency: dict[str, dict] = {}
     steps = {"decode": lambda: run_decode(args.quick, rates), "scaling": lambda: run_scaling(args.quick, rates),
              "spark": lambda: run_spark(args.quick, rates), "memory": lambda: run_memory(args.quick, memory),
              "encode": lambda: run_encode(args.quick, rates),
@@ -376,7 +391,8 @@ def main(argv=None) -> int:
              "firstrow": lambda: run_first_row(args.quick, first_row),
              "contracts": lambda: run_contracts(args.quick, rates),
              "consume": lambda: run_consume(args.quick, rates),
-             "corpus-encode": lambda: run_corpus_encode(args.quick, corpus_encode)}
+             "corpus-encode": lambda: run_corpus_encode(args.quick, corpus_encode),
+             "latency": lambda: run_latency(args.quick, latency)}
     for name in wanted:
         if name in steps:
             _section(name, steps[name], errors)
@@ -429,6 +445,7 @@ def main(argv=None) -> int:
     result = {"quick": args.quick, "machine": machine, "load_average_start": load_start,
               "load_average_end": load_end, "seconds": round(elapsed, 1), "records_per_second": rates,
               "memory": {str(k): v for k, v in memory.items()}, "corpus": corpus, "corpus_encode": corpus_encode, "first_row_seconds": first_row,
+              "latency": latency,
               "goals": verdicts, "errors": errors,
               "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
