@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    /work/venv/bin/python -m benchmarks            # full suite, < 10 min on 2 cores
+    python -m benchmarks            # every section at full size (several minutes per long section)
     /work/venv/bin/python -m benchmarks --quick    # ~1-2 min smoke version
     /work/venv/bin/python benchmarks/run.py --out /tmp/results.json --sections decode,scaling
 
