@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -41,6 +42,14 @@ def find_binary(env_var: str, name: str, package: str, *relative: str) -> str | 
                 continue
         return str(cand)
     return None
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to the process group ``proc`` leads (started with ``start_new_session``)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _free_port() -> int:
@@ -109,8 +118,10 @@ class BrokerProcess:
             self.port = _free_port()
             self._dir = tempfile.mkdtemp(prefix=f"{self.label}-")
             self._log = tempfile.TemporaryFile()
+            # its own process group: a launcher script (the wheel's console script) forks the broker,
+            # and stop() must end both
             self._proc = subprocess.Popen(self.command(binary, self.port, self._dir), stdin=subprocess.DEVNULL,
-                                          stdout=self._log, stderr=subprocess.STDOUT)
+                                          stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
             last = self._wait_ready()
             if last == "":
                 return
@@ -153,13 +164,14 @@ class BrokerProcess:
     def stop(self) -> None:
         """Stop the broker and remove its data (idempotent)."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
+        if proc is not None:
+            _signal_group(proc, signal.SIGTERM)
             try:
                 proc.wait(self.stop_grace_s)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+                pass
+            _signal_group(proc, signal.SIGKILL)  # whatever of the group is left (a forked broker)
+            proc.wait(10)
         if self._log is not None:
             self._log.close()
             self._log = None
