@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro._program import Column, Program
-from connector.formats.core import ColumnBuffers
+from connector.formats.core import ColumnBuffers, collection_array, collection_offsets
 
 __all__ = ["Assembly", "decimal_column"]
 
@@ -57,18 +57,8 @@ class Assembly:
         if k == "struct":
             return self._struct(col, valid, val, nulls)
         if k in ("list", "map"):
-            offs = np.zeros(m + 1, np.int64)
-            np.cumsum(val, out=offs[1:])
-            if offs[-1] > 2**31 - 1:
-                raise OverflowError("more than 2**31 collection items in one batch")
-            self._offsets[c] = offs
-            offsets = pa.array(offs.astype(np.int32))
-            mask = pa.array(~valid) if nulls else None
-            if k == "list":
-                return pa.ListArray.from_arrays(offsets, self.build(col.children[0]), type=col.typ,
-                                                mask=mask)
-            keys, items = (self.build(x) for x in col.children)
-            return pa.MapArray.from_arrays(offsets, keys, items, type=col.typ, mask=mask)
+            self._offsets[c] = offs = collection_offsets(val[:m])  # the children read the offsets
+            return collection_array(k, offs, [self.build(x) for x in col.children], col.typ, valid, nulls)
         if k == "null":
             return pa.nulls(m, col.typ)
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
-__all__ = ["ColumnBuffers"]
+__all__ = ["ColumnBuffers", "collection_offsets", "collection_array"]
 
 
 class ColumnBuffers:
@@ -86,3 +87,23 @@ class ColumnBuffers:
     def column_bytes(self, c: int) -> np.ndarray:
         s = int(self.bbase[c])
         return self.bdata[s:s + int(self.bcnt[c])]
+
+
+def collection_offsets(counts: np.ndarray) -> np.ndarray:
+    """int64 offsets (``len(counts) + 1``) of a list or map column whose rows hold ``counts`` items."""
+    offs = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=offs[1:])
+    if offs[-1] > 2**31 - 1:
+        raise OverflowError("more than 2**31 collection items in one batch")
+    return offs
+
+
+def collection_array(kind: str, offs: np.ndarray, children: list[pa.Array], typ: pa.DataType,
+                     valid: np.ndarray, nulls: int) -> pa.Array:
+    """A ``list`` (one child) or ``map`` (keys, items) array from its offsets and built children."""
+    offsets = pa.array(offs.astype(np.int32))
+    mask = pa.array(~valid) if nulls else None
+    if kind == "list":
+        return pa.ListArray.from_arrays(offsets, children[0], type=typ, mask=mask)
+    keys, items = children
+    return pa.MapArray.from_arrays(offsets, keys, items, type=typ, mask=mask)

@@ -16,7 +16,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from connector.formats.core import ColumnBuffers
+from connector.formats.core import ColumnBuffers, collection_array, collection_offsets
 from connector.formats.json_schema._program import JColumn, JsonProgram
 from connector.formats.json_schema._schema import JNode
 from connector.formats.json_schema._types import finish, json_type, read_type
@@ -60,18 +60,8 @@ class JAssembly:
             return pa.StructArray.from_arrays(kids, fields=list(col.typ),
                                               mask=pa.array(~valid) if nulls else None)
         if k in ("list", "map"):
-            offs = np.zeros(m + 1, np.int64)
-            np.cumsum(val, out=offs[1:])
-            if offs[-1] > 2**31 - 1:
-                raise OverflowError("more than 2**31 collection items in one batch")
-            self._offsets[c] = offs
-            offsets = pa.array(offs.astype(np.int32))
-            mask = pa.array(~valid) if nulls else None
-            if k == "list":
-                return pa.ListArray.from_arrays(offsets, self.build(col.children[0]), type=col.typ,
-                                                mask=mask)
-            keys, items = (self.build(x) for x in col.children)
-            return pa.MapArray.from_arrays(offsets, keys, items, type=col.typ, mask=mask)
+            self._offsets[c] = offs = collection_offsets(val[:m])  # the children read the offsets
+            return collection_array(k, offs, [self.build(x) for x in col.children], col.typ, valid, nulls)
         if k == "null":
             return pa.nulls(m, col.typ)
         if col.node is not None and col.node.kind in ("timestamp", "date"):
