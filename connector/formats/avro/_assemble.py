@@ -13,33 +13,20 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro._program import Column, Program
-from connector.formats.core import ColumnBuffers, collection_array, collection_offsets
+from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
 
 __all__ = ["Assembly", "decimal_column"]
 
 _K16 = np.arange(16, dtype=np.int64)
 
 
-class Assembly:
+class Assembly(ColumnTree):
     """Builds the arrays of one decode call; rows failing here get ``why`` (first reason)."""
 
     def __init__(self, prog: Program, bufs: ColumnBuffers, dead: np.ndarray, why: np.ndarray):
+        super().__init__(prog.cols, prog.root_col)
         self.prog, self.bufs = prog, bufs
         self.dead, self.why = dead, why
-        self._parent: dict[int, int] = {}
-        self._offsets: dict[int, np.ndarray] = {}
-        for c, col in enumerate(prog.cols):
-            for k in col.children:
-                self._parent[k] = c
-
-    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
-        """Rows of values ``idx`` of column ``c`` (the root has one value per row)."""
-        while c != self.prog.root_col:
-            p = self._parent[c]
-            if p in self._offsets:  # items of lists/maps → the list's index
-                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
-            c = p
-        return idx
 
     def fail(self, c: int, idx: np.ndarray, why: str) -> None:
         rows = self._rows_of(c, idx)

@@ -51,6 +51,7 @@ subroutine calls) is capped at :data:`MAX_NESTING` frames, on an explicit stack.
 import numpy as np
 
 from connector.formats.core import njit
+from connector.formats.core.kernels import emit as _emit
 from connector.formats.avro._opcodes import (  # noqa: F401 - the kernel's constants
     OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
     OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, K_I32,
@@ -87,21 +88,6 @@ def _varint(buf, pos, end):
 @_helper
 def _zigzag(u):
     return np.int64(u >> np.uint64(1)) ^ -np.int64(u & np.uint64(1))
-
-
-@_helper
-def _emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
-    """One value into column ``c``; returns the overflowed column (or ``ovc``)."""
-    i = cnt[c]
-    j = cbase[c] + i
-    if i >= ccap[c]:
-        j = sink
-        ovc = c
-    cval[j] = v
-    cvalid[j] = valid
-    clen[j] = ln
-    cnt[c] = i + 1
-    return ovc
 
 
 @_helper

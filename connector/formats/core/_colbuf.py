@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["ColumnBuffers", "collection_offsets", "collection_array"]
+__all__ = ["ColumnBuffers", "ColumnTree", "collection_offsets", "collection_array"]
 
 
 class ColumnBuffers:
@@ -54,7 +54,7 @@ class ColumnBuffers:
 
     def grow(self, over: int, overb: int, row_bytes: int) -> None:
         """Room for column ``over``'s values or ``overb``'s bytes (a row of ``row_bytes``)."""
-        from connector.formats.core import _colkernel
+        from connector.formats.core import kernels as _colkernel
 
         K: Any = _colkernel  # numba dispatchers: mypy cannot see their signatures
         if over >= 0:
@@ -107,3 +107,27 @@ def collection_array(kind: str, offs: np.ndarray, children: list[pa.Array], typ:
         return pa.ListArray.from_arrays(offsets, children[0], type=typ, mask=mask)
     keys, items = children
     return pa.MapArray.from_arrays(offsets, keys, items, type=typ, mask=mask)
+
+
+class ColumnTree:
+    """What a kernel's assembly knows of its columns: each column's parent, and the offsets of
+    the list/map columns built so far, to find the row a value of any column belongs to.
+
+    ``cols`` are the program's columns (each with ``children``); ``root`` the root column."""
+
+    def __init__(self, cols, root: int):
+        self._root = root
+        self._parent: dict[int, int] = {}
+        self._offsets: dict[int, np.ndarray] = {}
+        for c, col in enumerate(cols):
+            for k in col.children:
+                self._parent[k] = c
+
+    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
+        """Rows of values ``idx`` of column ``c`` (the root has one value per row)."""
+        while c != self._root:
+            p = self._parent[c]
+            if p in self._offsets:  # items of lists/maps → the list's index
+                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
+            c = p
+        return idx

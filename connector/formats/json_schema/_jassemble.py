@@ -16,7 +16,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from connector.formats.core import ColumnBuffers, collection_array, collection_offsets
+from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
 from connector.formats.json_schema._program import JColumn, JsonProgram
 from connector.formats.json_schema._schema import JNode
 from connector.formats.json_schema._types import finish, json_type, read_type
@@ -26,25 +26,13 @@ __all__ = ["JAssembly", "slow_values"]
 _ARROW_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError)
 
 
-class JAssembly:
+class JAssembly(ColumnTree):
     """Builds the arrays of one decode call; ``failed``: {row: reason} found on the way."""
 
     def __init__(self, prog: JsonProgram, bufs: ColumnBuffers, n: int):
+        super().__init__(prog.cols, prog.root_col)
         self.prog, self.bufs, self.n = prog, bufs, n
         self.failed: dict[int, str] = {}
-        self._parent: dict[int, int] = {}
-        self._offsets: dict[int, np.ndarray] = {}
-        for c, col in enumerate(prog.cols):
-            for k in col.children:
-                self._parent[k] = c
-
-    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
-        while c != self.prog.root_col:
-            p = self._parent[c]
-            if p in self._offsets:
-                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
-            c = p
-        return idx
 
     def build(self, c: int) -> pa.Array:
         col = self.prog.cols[c]

@@ -27,6 +27,7 @@ capped at :data:`MAX_NESTING`; items, entries and members per row at ``cap_items
 import numpy as np
 
 from connector.formats.core import njit
+from connector.formats.core.kernels import emit as _emit
 from connector.formats.json_schema._guard import MAX_NESTING
 
 # helpers allocate nothing: compiled without reference counting (see the docstring)
@@ -493,21 +494,6 @@ def _expected(k):
     if k == J_BOOL:
         return E_EXPECT_BOOL
     return E_EXPECT_NULL
-
-
-@_helper
-def _emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
-    """One value into column ``c``; returns the overflowed column (or ``ovc``)."""
-    i = cnt[c]
-    j = cbase[c] + i
-    if i >= ccap[c]:
-        j = sink
-        ovc = c
-    cval[j] = v
-    cvalid[j] = valid
-    clen[j] = ln
-    cnt[c] = i + 1
-    return ovc
 
 
 @_helper

@@ -1,5 +1,6 @@
-"""numba helpers of :mod:`connector.formats.core._colbuf` (imported lazily: numba is slow to
-import). Compiled once, cached on disk."""
+"""numba helpers the compiled kernels share: the buffers' regrowth
+(:mod:`connector.formats.core._colbuf`) and the one value write of the Avro and JSON kernels.
+Imported lazily (numba is slow to import); compiled once, cached on disk."""
 import numpy as np
 
 from connector.formats.core._jit import njit
@@ -39,3 +40,19 @@ def regrow_bytes(bbase, bcnt, bdata, newcap):
         a, b, k = bbase[c], nb[c], bcnt[c]
         d2[b:b + k] = bdata[a:a + k]
     return nb, d2
+
+
+@njit(nogil=True, _nrt=False)
+def emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
+    """One value into column ``c`` of the buffers (the kernels' shared write); returns the
+    overflowed column (or ``ovc``)."""
+    i = cnt[c]
+    j = cbase[c] + i
+    if i >= ccap[c]:
+        j = sink
+        ovc = c
+    cval[j] = v
+    cvalid[j] = valid
+    clen[j] = ln
+    cnt[c] = i + 1
+    return ovc
