@@ -185,7 +185,8 @@ class KafkaOffsetReader:
 
         Between tries the metadata of ``topics()`` is refreshed (a moved leader is learnt from
         it) and the reader waits ``retry_interval_s``. At most ``1 + num_retries`` attempts,
-        all within ``timeout_s`` of the first one (Spark's ``fetchOffset.*`` options).
+        all within ``timeout_s`` of the first one (Spark's ``fetchOffset.*`` options); each
+        attempt gets its share of the time left (:meth:`_attempt_timeout`).
         """
         began = time.monotonic()
         deadline = began + self.timeout_s
@@ -193,7 +194,7 @@ class KafkaOffsetReader:
         while True:
             tries += 1
             try:
-                return attempt(max(deadline - time.monotonic(), 0.001))
+                return attempt(self._attempt_timeout(deadline, tries))
             except KafkaException as e:
                 err = e.args[0] if e.args else e
                 if not (isinstance(err, KafkaError) and is_transient(err)):
@@ -216,6 +217,16 @@ class KafkaOffsetReader:
                       self.retry_interval_s)
             time.sleep(self.retry_interval_s)
             self._refresh(topics(), deadline)
+
+    def _attempt_timeout(self, deadline: float, tries: int) -> float:
+        """The time one attempt may take: what is left, shared by the attempts still allowed (at
+        least 1 s each), so a request stuck on a broker that just went down cannot use up
+        ``fetchOffset.timeoutMs`` before a retry asks the partition's new leader."""
+        remaining = max(deadline - time.monotonic(), 0.001)
+        left = self.num_retries + 2 - tries  # this attempt and the ones after it
+        if left <= 1:
+            return remaining
+        return max(min(remaining, 1.0), remaining / left)
 
     def _refresh(self, topics: Iterable[str], deadline: float) -> None:
         # A metadata answer updates librdkafka's leader cache; failures here show up in the
