@@ -219,14 +219,17 @@ class KafkaOffsetReader:
             self._refresh(topics(), deadline)
 
     def _attempt_timeout(self, deadline: float, tries: int) -> float:
-        """The time one attempt may take: what is left, shared by the attempts still allowed (at
-        least 1 s each), so a request stuck on a broker that just went down cannot use up
-        ``fetchOffset.timeoutMs`` before a retry asks the partition's new leader."""
+        """The time one attempt may take: an even share of what is left after the waits between
+        the attempts still allowed (at least 1 s), so a request stuck on a broker that just went
+        down cannot use up ``fetchOffset.timeoutMs`` before a retry asks the partition's new
+        leader. When no retry would fit after this attempt (a wait and 1 s more), it takes all."""
         remaining = max(deadline - time.monotonic(), 0.001)
         left = self.num_retries + 2 - tries  # this attempt and the ones after it
-        if left <= 1:
+        room = remaining - self.retry_interval_s - 1.0  # what this attempt may take and still leave a retry
+        if left <= 1 or room < 1.0:
             return remaining
-        return max(min(remaining, 1.0), remaining / left)
+        share = (remaining - (left - 1) * self.retry_interval_s) / left
+        return min(max(share, 1.0), room)
 
     def _refresh(self, topics: Iterable[str], deadline: float) -> None:
         # A metadata answer updates librdkafka's leader cache; failures here show up in the

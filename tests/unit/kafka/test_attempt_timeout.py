@@ -12,22 +12,23 @@ import pytest
 from connector.kafka import KafkaOffsetReader
 
 
-def _reader(num_retries: int) -> KafkaOffsetReader:
+def _reader(num_retries: int, interval_s: float) -> KafkaOffsetReader:
     r = object.__new__(KafkaOffsetReader)  # no consumer needed: only the retry arithmetic
-    r.num_retries = num_retries
+    r.num_retries, r.retry_interval_s = num_retries, interval_s
     return r
 
 
-@pytest.mark.parametrize("retries", [1, 3, 50])
-def test_no_attempt_but_the_last_takes_the_whole_budget(retries):
-    r = _reader(retries)
+@pytest.mark.parametrize("retries, interval", [(1, 1.0), (3, 1.0), (50, 0.1)])
+def test_an_attempt_leaves_room_for_a_retry(retries, interval):
+    r = _reader(retries, interval)
     deadline = time.monotonic() + 20.0
     first = r._attempt_timeout(deadline, tries=1)
-    assert 1.0 <= first <= 20.0 / 2 + 0.01
-    assert r._attempt_timeout(deadline, tries=retries + 1) == pytest.approx(20.0, abs=0.05)
+    assert 1.0 <= first <= 20.0 - interval - 1.0
+    assert r._attempt_timeout(deadline, tries=retries + 1) == pytest.approx(20.0, abs=0.05)  # the last: all
 
 
-def test_an_attempt_gets_at_least_a_second_unless_less_is_left():
-    r = _reader(50)
-    assert r._attempt_timeout(time.monotonic() + 20.0, tries=1) >= 1.0
+def test_without_room_for_a_retry_the_attempt_takes_all_that_is_left():
+    # fetchOffset.timeoutMs=1500 with a 1 s wait: a retry cannot fit, so the one attempt gets 1.5 s
+    r = _reader(3, 1.0)
+    assert r._attempt_timeout(time.monotonic() + 1.5, tries=1) == pytest.approx(1.5, abs=0.05)
     assert r._attempt_timeout(time.monotonic() + 0.2, tries=1) <= 0.2
