@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Leaf", "leaves_of", "wildcard_match", "get_leaf", "replace_leaf", "STRING", "BYTES"]
+from connector.schema.rules._cel import NotVectorizable
+
+__all__ = ["Leaf", "leaves_of", "field_rule_columns", "wildcard_match", "get_leaf", "replace_leaf", "STRING", "BYTES"]
 
 STRING, BYTES = "STRING", "BYTES"
 PRIMITIVE = frozenset({"INT", "LONG", "FLOAT", "DOUBLE", "BOOLEAN", "NULL", STRING, BYTES})
@@ -417,3 +419,18 @@ def replace_leaf(arr: pa.Array, path: tuple[str, ...], new: pa.Array) -> pa.Arra
     i = t.get_field_index(step)
     children[i] = replace_leaf(children[i], rest, new)
     return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
+
+
+def field_rule_columns(values: pa.Array, schema: Any, fmt: str, message: str | None,
+                       tags) -> Iterator[tuple[Leaf, pa.Array]]:
+    """The primitive fields a ``CEL_FIELD`` rule with ``tags`` applies to, with their columns in
+    ``values`` (fields absent from the values skipped). A tagged field inside an array or map
+    raises :class:`NotVectorizable`: the rule then runs record by record."""
+    for leaf in leaves_of(schema, fmt, message):
+        if not leaf.selected_by(tags) or leaf.type not in PRIMITIVE:
+            continue
+        if leaf.nested:
+            raise NotVectorizable("a field rule on items of an array or map")
+        got = get_leaf(values, leaf.path)
+        if got is not None:
+            yield leaf, got[0]

@@ -47,7 +47,14 @@ from connector.schema.rules._common import (
     send_to_dlq,
 )
 from connector.schema.rules._crypto import decrypt_column
-from connector.schema.rules._fields import BYTES, PRIMITIVE, STRING, get_leaf, leaves_of, replace_leaf
+from connector.schema.rules._fields import (
+    BYTES,
+    STRING,
+    field_rule_columns,
+    get_leaf,
+    leaves_of,
+    replace_leaf,
+)
 from connector.schema.rules._keys import EncryptParams, key_ring
 
 __all__ = ["ReadRules"]
@@ -404,15 +411,7 @@ class _State:
 
     def _cel_field(self, rule, values, rows, live, fails, target, subject) -> pa.Array:
         guard, body = split_guard(rule.expr or "")
-        for leaf in leaves_of(target, self.rules.fmt, self.rules.message):
-            if not leaf.selected_by(rule.tags) or leaf.type not in PRIMITIVE:
-                continue
-            if leaf.nested:
-                raise NotVectorizable("a field rule on items of an array or map")
-            got = get_leaf(values, leaf.path)
-            if got is None:
-                continue
-            col, _ = got
+        for leaf, col in field_rule_columns(values, target, self.rules.fmt, self.rules.message, rule.tags):
             env: dict[str, Any] = {"value": col, "name": leaf.name, "fullName": leaf.full_name,
                                    "typeName": leaf.type}
             if len(leaf.path) == 1:

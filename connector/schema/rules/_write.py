@@ -42,7 +42,14 @@ from connector.schema.rules._common import (
     true_rows,
 )
 from connector.schema.rules._crypto import encrypt_column
-from connector.schema.rules._fields import BYTES, PRIMITIVE, STRING, get_leaf, leaves_of, replace_leaf
+from connector.schema.rules._fields import (
+    BYTES,
+    STRING,
+    field_rule_columns,
+    get_leaf,
+    leaves_of,
+    replace_leaf,
+)
 from connector.schema.rules._keys import EncryptParams, key_ring
 
 __all__ = ["WriteRules", "WriteOutcome"]
@@ -227,15 +234,7 @@ class _State:
         guard, body = split_guard(rule.expr or "")
         m = int(live.sum())
         idx = np.flatnonzero(live)
-        for leaf in leaves_of(target, fmt, message):
-            if not leaf.selected_by(rule.tags) or leaf.type not in PRIMITIVE:
-                continue
-            if leaf.nested:
-                raise NotVectorizable("a field rule on items of an array or map")
-            got = get_leaf(values, leaf.path)
-            if got is None:
-                continue
-            col, _ = got
+        for leaf, col in field_rule_columns(values, target, fmt, message, rule.tags):
             env: dict[str, Any] = {"value": col.filter(pa.array(live)), "name": leaf.name,
                                    "fullName": leaf.full_name, "typeName": leaf.type}
             if len(leaf.path) == 1:
