@@ -49,7 +49,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.formats.json_schema._encode import loads_json_text
+from connector.formats.json_schema._jsontext import loads_json_text
 from connector.formats.json_schema._schema import JNode
 from connector.formats.core import RowErrors, valid_mask
 
@@ -163,6 +163,9 @@ class _Env:
             types = s["type"] if isinstance(s["type"], list) else [s["type"]]
             if all(t in _PY_TYPES for t in types) and ("integer" not in types or "number" in types):
                 return _TypeCheck(types)
+        compiled = _compiled(self.root, s)
+        if compiled is not None:
+            return compiled
         if self._validator is None:
             import jsonschema
 
@@ -173,6 +176,54 @@ class _Env:
             err = next(iter(validator.iter_errors(doc)), None)
             return None if err is None else err.message[:300]
         return check
+
+
+_FAST_DRAFTS = ("draft-04", "draft-06", "draft-07")
+
+
+def _local_refs_only(x, depth: int = 0) -> bool:
+    """Whether every ``$ref`` in ``x`` points into the root's definitions."""
+    if depth > 200:
+        return False
+    if isinstance(x, dict):
+        ref = x.get("$ref")
+        if ref is not None and not (isinstance(ref, str) and ref.startswith(("#/definitions/", "#/$defs/"))):
+            return False
+        return all(_local_refs_only(v, depth + 1) for v in x.values())
+    if isinstance(x, list):
+        return all(_local_refs_only(v, depth + 1) for v in x)
+    return True
+
+
+def _compiled(root, s):
+    """``fastjsonschema``'s compiled check of a leaf's schema part (about 80x faster than
+    ``jsonschema`` on Stripe's ``data.object``), when it gives the same answers by
+    construction: the root names draft 4, 6 or 7 (which it implements; ``jsonschema`` picks the
+    same draft from ``$schema``), every ``$ref`` points into the root's definitions (copied
+    beside the part, so they resolve the same), formats are not asserted and defaults are not
+    filled in (``jsonschema`` does neither). Else None: ``jsonschema`` checks the leaf."""
+    draft = root.get("$schema") if isinstance(root, dict) else None
+    if not (isinstance(draft, str) and any(d in draft for d in _FAST_DRAFTS)) or not isinstance(s, dict) \
+            or "definitions" in s or "$defs" in s or not _local_refs_only(root):
+        return None
+    import fastjsonschema
+
+    wrapper = {**s, "$schema": draft}
+    for key in ("definitions", "$defs"):
+        if key in root:
+            wrapper[key] = root[key]
+    try:
+        validate = fastjsonschema.compile(wrapper, handlers={}, use_default=False, use_formats=False)
+    except fastjsonschema.JsonSchemaDefinitionException:
+        return None
+
+    def check(doc):
+        try:
+            validate(doc)
+        except fastjsonschema.JsonSchemaValueException as e:
+            return str(e.message)[:300]
+        return None
+    return check
 
 
 # A JSON value's type by Python type (a bool is checked first: True is an int to Python).
@@ -300,17 +351,29 @@ _S = lambda b: pa.scalar(b, pa.string())  # noqa: E731
 _NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
 
 
+# orjson's escapes (backslash first); other control characters it writes as \u00XX
+_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
+            ("\b", "\\b"), ("\f", "\\f"))
+
+
 def _quoted(arr: pa.Array) -> pa.Array:
+    """Each string as JSON text, escaped as orjson escapes it: the rows that need escaping get
+    Arrow's replacements, and only rows holding a rarer control character go through orjson."""
     arr = arr.cast(pa.string())
-    bad = pc.match_substring_regex(arr, _NEEDS_ESCAPE)
-    out = pc.binary_join_element_wise(_S('"'), arr, _S('"'), _S(""))
+    bad = pc.match_substring_regex(arr, _NEEDS_ESCAPE).fill_null(False)
     if pc.any(bad).as_py():
-        idx = np.flatnonzero(bad.fill_null(False).to_numpy(zero_copy_only=False))
-        esc = [orjson.dumps(arr[int(i)].as_py()).decode() for i in idx]  # only rows that need it
-        full = out.to_numpy(zero_copy_only=False).astype(object)
-        full[idx] = esc
-        out = pa.array(full, pa.string(), mask=~valid_mask(arr))
-    return out
+        sub = arr.filter(bad)
+        esc = sub
+        for a, b in _ESCAPES:
+            esc = pc.replace_substring(esc, a, b)
+        rare = pc.match_substring_regex(esc, r"[\x00-\x1f]")
+        if pc.any(rare).as_py():
+            texts, orig = esc.to_pylist(), sub.to_pylist()
+            for j in np.flatnonzero(rare.to_numpy(zero_copy_only=False)).tolist():
+                texts[j] = orjson.dumps(orig[j]).decode()[1:-1]
+            esc = pa.array(texts, pa.string())
+        arr = pc.replace_with_mask(arr, bad, esc)
+    return pc.binary_join_element_wise(_S('"'), arr, _S('"'), _S(""))
 
 
 class _NonFinite(Exception):

@@ -94,7 +94,7 @@ def _value(n):
             "date": st.dates(dt.date(1, 1, 1), dt.date(9999, 12, 31)),
             "json": st.sampled_from(['{"k": "a"}', '{"n": 2}', '{"n": 2, "k": "a"}', '{"n": "x"}', "null",
                                      "1", '"s"', "[1, {\"a\": null}]", "not json", " 7 ", "1.50",
-                                     '{"k": "a", "n": 1}', "NaN"])}[k]
+                                     '{"k": "a", "n": 1}', "NaN", '{"n": 3.0}'])}[k]
     return st.one_of(st.none(), base)
 
 
@@ -103,6 +103,10 @@ def case(draw):
     from connector.formats.json_schema._schema import parse_json_schema
 
     schema = draw(_object(_schema(2)))
+    draft = draw(st.sampled_from([None, "http://json-schema.org/draft-07/schema#",
+                                  "http://json-schema.org/draft-06/schema#"]))
+    if draft:  # a named draft 6/7: free-form parts are checked by fastjsonschema, else jsonschema
+        schema["$schema"] = draft
     node = parse_json_schema(json.dumps(schema))
     rows = draw(st.lists(_value(node), max_size=6))
     return schema, rows
