@@ -12,6 +12,8 @@ records (error code, instruction, index in the failing column); a row that does 
 output stops the kernel, which the caller calls again from that row with a larger buffer.
 Nesting is bounded by the program (one frame per collection of the tree).
 """
+from typing import Any
+
 import numpy as np
 from numba import types
 from numba.core import cgutils
@@ -44,14 +46,16 @@ def _loader(nbtype):
 _ld_u8, _ld_i32, _ld_i64 = _loader(types.uint8), _loader(types.int32), _loader(types.int64)
 
 
-@intrinsic
-def _memcpy(typingctx, dst, src, n):
+def _memcpy_typer(typingctx, dst, src, n):
     """Copy ``n`` bytes between int64 addresses (compiled code only)."""
     def codegen(context, builder, signature, args):
         bp = context.get_value_type(types.uint8).as_pointer()
         cgutils.raw_memcpy(builder, builder.inttoptr(args[0], bp), builder.inttoptr(args[1], bp), args[2], 1)
         return context.get_dummy_value()
     return types.none(dst, src, n), codegen
+
+
+_memcpy: Any = intrinsic(_memcpy_typer)  # called without the typing context: Any for mypy
 
 
 @_helper
