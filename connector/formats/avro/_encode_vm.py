@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numba import types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
 from connector.formats.core import njit
@@ -137,16 +138,10 @@ def _be_byte(hi, lo, j):
 def _bitlen(hi, lo):
     """Bit length of the unsigned 128-bit ``hi:lo``."""
     if hi != 0:
-        w = hi
-        base = 64
-    else:
-        w = lo
-        base = 0
-    n = 0
-    while w != 0:
-        w = (w >> 1) & 0x7FFFFFFFFFFFFFFF
-        n += 1
-    return base + n if n else 0
+        return 128 - np.int64(leading_zeros(np.uint64(hi)))
+    if lo != 0:
+        return 64 - np.int64(leading_zeros(np.uint64(lo)))
+    return 0
 
 
 @_helper
