@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numba import types
 from numba.core import cgutils
-from numba.cpython.unsafe.numbers import leading_zeros
+from numba.cpython.unsafe.numbers import leading_zeros as _leading_zeros
 from numba.extending import intrinsic
 
 from connector.formats.core import njit
@@ -56,7 +56,8 @@ def _memcpy_typer(typingctx, dst, src, n):
     return types.none(dst, src, n), codegen
 
 
-_memcpy: Any = intrinsic(_memcpy_typer)  # called without the typing context: Any for mypy
+_memcpy: Any = intrinsic(_memcpy_typer)
+leading_zeros: Any = _leading_zeros  # intrinsics are called without the typing context: Any for mypy
 
 
 @_helper
