@@ -1,7 +1,7 @@
 """Reference Avro encoder: one Python call per record over the schema tree.
 
-It is the specification the vectorized encoder (``_avro_vec``) is tested against byte for
-byte, and the path ``EncodeOptions(fast_path=False)`` selects. Input values are Python
+It is the specification the compiled encoder (``_encode_program`` run by ``_encode_vm``) is
+tested against byte for byte, and the path ``EncodeOptions(fast_path=False)`` selects. Input values are Python
 objects as ``pa.Array.to_pylist()`` gives them for the decoder's Arrow type (see
 ``connector.formats.avro._schema``): multi-type unions are dicts ``{"member0": ..}`` with
 exactly one member set, ``[int, long]`` is written as the branch that fits, maps are lists

@@ -1,4 +1,4 @@
-"""Avro encoding: vectorized ≡ per-record reference, byte for byte; fastavro and our decoder read it back."""
+"""Avro encoding: compiled kernel ≡ per-record reference, byte for byte; fastavro and our decoder read it back."""
 from __future__ import annotations
 
 import datetime as dt
