@@ -66,6 +66,7 @@ def encode_compiled(prog: EncodeProgram, values: pa.Array, prefix: bytes = b""):
     from connector.formats.avro._encode_vm import encode_rows
 
     n = len(values)
+    values.validate()  # buffers as large as the arrays claim (O(1) a column): the kernel reads them raw
     ctab, arrays = _table(prog, values)
     pre = np.frombuffer(prefix, np.uint8) if prefix else np.zeros(0, np.uint8)
     cap = min(_MAX_BYTES, int(n * (prog.bytes_per_row + len(prefix))) + 1024)
