@@ -22,7 +22,7 @@ from connector.formats.avro._schema import Node, union_kind
 
 __all__ = ["encode_record", "RowError", "UUID_RE"]
 
-UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _EPOCH_NTZ = dt.datetime(1970, 1, 1)
 _DAY0 = dt.date(1970, 1, 1)
@@ -139,7 +139,7 @@ def _write(n: Node, v, out: bytearray, path: str) -> None:
             raise RowError(f"{path}: fixed({n.size}) needs {n.size} bytes, got {len(v)}")
         out += v
     elif k == "string":
-        if n.logical == "uuid" and not UUID_RE.match(v):
+        if n.logical == "uuid" and not UUID_RE.fullmatch(v):
             raise RowError(f"{path}: {v[:40]!r} is not a UUID")
         b = v.encode("utf-8")
         _zz_varint(len(b), out)

@@ -397,3 +397,13 @@ def test_decimal_refusals_name_the_field_like_the_reference(change, needle):
     want = ref.encode(arr).errors.to_pylist()
     assert got[0] is None and needle in got[1], got
     assert [e is None for e in got] == [e is None for e in want]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_uuid_with_a_trailing_newline_is_refused_on_both_paths(fast):
+    """``$`` in a Python regex matches before a final newline: the reference accepted
+    ``"<uuid>\\n"``, which no UUID reader accepts and the compiled path refuses."""
+    enc = build_encoder(Spec("avro", ERR), options=EncodeOptions(fast_path=fast))
+    rows = [GOOD, {**GOOD, "id": GOOD["id"] + "\n"}]
+    errs = enc.encode(pa.array(rows, enc.arrow_type)).errors.to_pylist()
+    assert errs[0] is None and "is not a UUID" in errs[1], errs
