@@ -30,7 +30,8 @@ UDOUBLE      col, null branch, double branch: ``[float, double]`` as the double
 USTRUCT      col, null branch, aux offset (count, then member column, branch, target per
              member), end: the struct form of other unions (exactly one member set)
 JMP          -, target
-ARRAY        col, end, is map: a collection of ``count, items, 0`` (one block)
+ARRAY        col, end: a collection of ``count, items, 0`` (one block; a map's items start with
+             their key)
 NEXT         -, its ARRAY: the next item, or the collection's end
 ===========  ==================================================================================
 """
@@ -56,7 +57,7 @@ ERRORS = ("ok", "null", "null union", "several", "enum", "fixed", "uuid", "preci
 (E_OK, E_NULL, E_NULL_UNION, E_SEVERAL, E_ENUM, E_FIXED, E_UUID, E_PRECISION, E_FIXED_DECIMAL,
  E_ROOM) = range(len(ERRORS))
 
-_STRUCT, _VALUES = -1, -2  # column steps besides a struct's field index: a list's / map's values
+_VALUES = -1  # the column step to a list's / map's values (else: a struct's field index)
 
 
 def _i64(u: int) -> int:
@@ -170,7 +171,7 @@ def _node(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
 
 def _collection(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
     p.depth = max(p.depth, depth)
-    at = p.emit(OP_ARRAY, path, n, col, 0, int(n.kind == "map"))
+    at = p.emit(OP_ARRAY, path, n, col, 0)
     values = p.column(col, _VALUES)
     if n.kind == "map":
         p.emit(OP_BYTES, f"{path}[key]", Node("string"), p.column(values, 0), 0)
