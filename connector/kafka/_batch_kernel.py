@@ -168,6 +168,8 @@ def copy(ptrs, lo, hi, klen, vlen, kbuf, ko, vbuf, vo, headers, hoff, hko, hkbuf
 
 def _splits(n: int, sizes: list[np.ndarray], limit: int) -> list[tuple[int, int]]:
     """``[a, b)`` slices of ``n`` records whose bytes fit ``limit`` in every buffer."""
+    if n == 0:
+        return []
     cums = [np.concatenate(([0], np.cumsum(s))) for s in sizes]
     if all(int(c[-1]) <= limit for c in cums):
         return [(0, n)]
