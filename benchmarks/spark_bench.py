@@ -488,10 +488,9 @@ def main() -> None:
     try:
         for n, p in (ORDERS_CASES[:1] if args.quick else ORDERS_CASES):
             realistic_end_to_end(spark, n, runs=runs, out=out, partitions=p)
-        if args.orders_only:
-            return
-        end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
-        column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
+        if not args.orders_only:
+            end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
+            column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
     finally:
         spark.stop()
     for k, v in out.items():
