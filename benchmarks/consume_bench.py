@@ -116,12 +116,13 @@ def _messages_to_arrow(conf: dict, ends: dict, batch: int = 10000) -> int:
     import pyarrow as pa
     from confluent_kafka import Message
 
-    from connector.kafka._consume import HEADERS_TYPE, _consumer_conf
+    from connector.kafka._consume import _consumer_conf
+    from connector.kafka._raw_schema import HEADERS_TYPE
 
-    c = Consumer(_consumer_conf(conf, "read_committed"))
     n = 0
-    try:
-        for (topic, p), end in ends.items():
+    for (topic, p), end in ends.items():  # a fresh consumer per range, as read_range did
+        c = Consumer(_consumer_conf(conf, "read_committed"))
+        try:
             c.assign([TopicPartition(topic, p, 0)])
             seen = 0
             while seen < end:
@@ -139,8 +140,8 @@ def _messages_to_arrow(conf: dict, ends: dict, batch: int = 10000) -> int:
                                  HEADERS_TYPE) if any(hs) else pa.nulls(k, HEADERS_TYPE)]
                 seen += len(cols[2])
             n += seen
-    finally:
-        c.close()
+        finally:
+            c.close()
     return n
 
 

@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 from numba import types
 
-from connector.formats.core._jit import njit
+from connector.formats.core import njit
 
 from . import _librdkafka as rd
-from ._consume import HEADERS_TYPE
+from ._raw_schema import HEADERS_TYPE
 
 __all__ = ["first_error", "destroy", "take_records", "MAX_BUFFER_BYTES"]
 

@@ -31,6 +31,7 @@ from connector.errors import KafkaReadError
 
 from ._fetch_errors import Progress, check_gap, on_error, where
 from ._ranges import OffsetRange
+from ._raw_schema import RAW_ARROW_SCHEMA, RAW_ARROW_SCHEMA_NO_HEADERS
 
 if TYPE_CHECKING:
     from ._native import NativeConsumer
@@ -39,22 +40,6 @@ __all__ = ["RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "read_range", "rea
            "consumer_stats"]
 
 _log = logging.getLogger(__name__)
-
-HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
-
-#: Schema of the batches :func:`read_range` yields (Spark's Kafka source columns).
-RAW_ARROW_SCHEMA = pa.schema([
-    pa.field("key", pa.binary()),
-    pa.field("value", pa.binary()),
-    pa.field("topic", pa.string()),
-    pa.field("partition", pa.int32()),
-    pa.field("offset", pa.int64()),
-    pa.field("timestamp", pa.timestamp("us", tz="UTC")),
-    pa.field("timestampType", pa.int32()),
-    pa.field("headers", HEADERS_TYPE),
-])
-#: Same without the ``headers`` column (``include_headers=False``).
-RAW_ARROW_SCHEMA_NO_HEADERS = pa.schema([f for f in RAW_ARROW_SCHEMA if f.name != "headers"])
 
 
 # ---------------------------------------------------------------------------- consumers
