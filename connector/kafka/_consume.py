@@ -272,6 +272,8 @@ def _read(consumer: NativeConsumer, rng: OffsetRange, batch_size: int, schema: p
                     progress.advanced()  # also: the caller's time with the batch is not our wait
                 if below_end < run:  # a record at or past the end: the range is complete
                     consumer.discard()
+                    if first:  # the whole range is a gap: legitimate unless it aged out
+                        check_gap(consumer, rng, nxt, end, fail, poll_timeout_s, logger)
                     return
                 continue
             errors = True

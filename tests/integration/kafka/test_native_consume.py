@@ -187,3 +187,6 @@ def test_ranges_ending_in_transaction_marker_gaps(kafka):
                                               isolation_level="read_uncommitted", poll_timeout_s=30)
                    for o, v in zip(b.column("offset").to_pylist(), b.column("value").to_pylist())]
             assert got == [r for r in every if r[0] < end], (batch_size, end)
+    # ranges that are nothing but a marker: before more records, and at the end of the log
+    for start, end in ((3, 4), (6, 7), (9, 10)):
+        assert list(read_range(kafka.conf, OffsetRange(topic, 0, start, end), poll_timeout_s=30)) == []
