@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from connector.formats.avro._decimal import decimal_column
 from connector.formats.avro._program import Column, Program
 from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
 
-__all__ = ["Assembly", "decimal_column"]
+__all__ = ["Assembly"]
 
-_K16 = np.arange(16, dtype=np.int64)
 
 
 class Assembly(ColumnTree):
@@ -133,40 +133,3 @@ class Assembly(ColumnTree):
                 src[here] = off + np.arange(k)
                 off += k
         return pa.concat_arrays(parts).take(pa.array(src))
-
-
-def decimal_column(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, precision: int):
-    """Big-endian two's-complement unscaled values → (16-byte little-endian decimal128 values,
-    rows beyond ``precision``). Values longer than 16 bytes (sign extension) are rare and
-    converted one by one."""
-    m = len(starts)
-    lens = lens.copy()
-    extra = {}
-    for i in np.flatnonzero(lens > 16).tolist():
-        b = buf[starts[i]:starts[i] + lens[i]].tobytes()
-        extra[i] = int.from_bytes(b, "big", signed=True)
-        lens[i] = 0
-    idx = starts[:, None] + (lens[:, None] - 1 - _K16[None, :])
-    raw = buf.take(idx, mode="clip") if len(buf) else np.zeros((m, 16), np.uint8)
-    neg = (buf.take(starts, mode="clip") >= 0x80) & (lens > 0) if len(buf) else np.zeros(m, bool)
-    fill = np.where(neg, 0xFF, 0).astype(np.uint8)[:, None]
-    out = np.where(_K16[None, :] < lens[:, None], raw, fill).astype(np.uint8)
-    for i, v in extra.items():
-        out[i] = np.frombuffer((v % (1 << 128)).to_bytes(16, "little"), np.uint8) \
-            if -(1 << 127) <= v < (1 << 127) else 0
-    lo = np.ascontiguousarray(out[:, :8]).view("<u8").ravel()
-    hi = np.ascontiguousarray(out[:, 8:]).view("<u8").ravel()
-    negv = hi >= np.uint64(1 << 63)
-    nlo = ~lo + np.uint64(1)
-    nhi = ~hi + (nlo == 0).astype(np.uint64)
-    ahi = np.where(negv, nhi, hi)
-    alo = np.where(negv, nlo, lo)
-    limit = 10 ** precision
-    lh, ll = np.uint64(limit >> 64), np.uint64(limit & ((1 << 64) - 1))
-    ok = (ahi < lh) | ((ahi == lh) & (alo < ll))
-    for i, v in extra.items():
-        ok[i] = abs(v) < limit
-    bad = ~ok
-    if bad.any():
-        out[bad] = 0
-    return out.tobytes(), bad
