@@ -1,0 +1,305 @@
+"""The numba kernel of :mod:`connector.formats.protobuf._encode_program`: Arrow buffers →
+framed Protobuf wire bytes in one pass (imported lazily: numba is slow to import). Compiled
+once, cached on disk; the schema is data (the program's tables).
+
+The program is a tree of nodes, one per field as the Arrow type holds it (``P``, static), each
+bound per batch to its column's buffers (``D``: addresses and offsets, read in place). The
+output is written backwards, as upb does: rows last to first, each row's fields and items last
+to first, so a nested message's length is known when its body is done and is written right
+before it — one write per byte, no copy per level of nesting, no sizing pass. A row is walked
+with an explicit stack bounded by the program's depth (no recursion); a row with a bad value is
+rolled back and reported.
+"""
+import numba
+import numpy as np
+
+from connector.formats.core import njit
+from connector.formats.core.kernels import memcpy, voidptr
+
+# node kinds
+VARINT, ZIGZAG, FIX32, FIX64, BYTES, TS, DUR, MSG, REP, PACKED = range(10)
+# where a leaf's value comes from (Arrow physical type)
+I32, I64, F32, F64, BOOL, DEC, ENUM, STR, NOSRC = range(9)
+# columns of P (static) and D (per batch)
+KIND, SRC, TAG, PRES, NULLERR, CHK, C0, C1, ONEOF, DEF = range(10)
+VALID, VOFF, DATA, DOFF, OFFS, BYTESADDR = range(6)
+# presence: a proto3 implicit field holding its default is not written
+IMPLICIT, EXPLICIT, ALWAYS = range(3)
+CHK_NONE, CHK_U32, CHK_U64, CHK_ENUM = range(4)
+# row error codes
+E_NULL, E_U32, E_U64, E_ENUM, E_ONEOF = range(1, 6)
+ENUM_BAD = 1 << 40  # an enum name with no number (valid numbers are int32)
+
+
+@njit(nogil=True, inline="always")
+def _u8(a, i):
+    return numba.carray(voidptr(a + i), 1, np.uint8)[0]
+
+
+@njit(nogil=True, inline="always")
+def _i32(a, i):
+    return numba.carray(voidptr(a + 4 * i), 1, np.int32)[0]
+
+
+@njit(nogil=True, inline="always")
+def _u32(a, i):
+    return numba.carray(voidptr(a + 4 * i), 1, np.uint32)[0]
+
+
+@njit(nogil=True, inline="always")
+def _i64(a, i):
+    return numba.carray(voidptr(a + 8 * i), 1, np.int64)[0]
+
+
+@njit(nogil=True)
+def _valid(D, c, j):
+    a = D[c, VALID]
+    if a == 0:
+        return True
+    b = D[c, VOFF] + j
+    return (_u8(a, b >> 3) >> (b & 7)) & 1 == 1
+
+
+@njit(nogil=True)
+def _span(D, c, j):
+    """(start, stop) of list (or string) ``j`` of column ``c``."""
+    a, k = D[c, OFFS], D[c, DOFF] + j
+    return np.int64(_i32(a, k)), np.int64(_i32(a, k + 1))
+
+
+@njit(nogil=True)
+def _value(P, D, c, j):
+    """(value as int64 bits, second word): DEC → (low, high), STR → (start, length)."""
+    src = P[c, SRC]
+    d, k = D[c, DATA], D[c, DOFF] + j
+    if src == I64 or src == F64 or src == ENUM:
+        return _i64(d, k), np.int64(0)
+    if src == I32:
+        return np.int64(_i32(d, k)), np.int64(0)
+    if src == F32:
+        return np.int64(_u32(d, k)), np.int64(0)
+    if src == BOOL:
+        return np.int64((_u8(d, k >> 3) >> (k & 7)) & 1), np.int64(0)
+    if src == DEC:
+        return _i64(d, 2 * k), _i64(d, 2 * k + 1)
+    s, e = _span(D, c, j)
+    return s, e - s
+
+
+@njit(nogil=True)
+def _varlen(u):
+    u = np.uint64(u)
+    n = 1
+    while u >= np.uint64(0x80):
+        u >>= np.uint64(7)
+        n += 1
+    return n
+
+
+@njit(nogil=True)
+def _put(out, pos, u):
+    """The varint ``u`` ending at ``pos``; returns its start."""
+    u = np.uint64(u)
+    pos -= _varlen(u)
+    k = pos
+    while u >= np.uint64(0x80):
+        out[k] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+        u >>= np.uint64(7)
+        k += 1
+    out[k] = np.uint8(u)
+    return pos
+
+
+@njit(nogil=True, inline="always")
+def _zz(v):
+    return (np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> 63)
+
+
+@njit(nogil=True, inline="always")
+def _time(kind, us):
+    """(seconds, nanos) of a Timestamp (floor) or Duration (toward zero) in microseconds."""
+    secs = us // 1_000_000
+    rem = us - secs * 1_000_000
+    if kind == DUR and us < 0 and rem != 0:
+        secs += 1
+        rem -= 1_000_000
+    return secs, rem * 1000
+
+
+@njit(nogil=True, inline="always")
+def _put_bare(out, pos, kind, v, h, D, c):
+    """A value without its tag ending at ``pos``; returns its start."""
+    if kind == VARINT:
+        return _put(out, pos, v)
+    if kind == ZIGZAG:
+        return _put(out, pos, _zz(v))
+    if kind == FIX32 or kind == FIX64:
+        w = 4 if kind == FIX32 else 8
+        pos -= w
+        for b in range(w):
+            out[pos + b] = np.uint8((v >> (8 * b)) & 0xFF)
+        return pos
+    if kind == BYTES:
+        pos -= h
+        if h >= 16:
+            memcpy(out.ctypes.data + pos, D[c, BYTESADDR] + v, h)
+        elif h:
+            src = numba.carray(voidptr(D[c, BYTESADDR] + v), h, np.uint8)
+            for k in range(h):
+                out[pos + k] = src[k]
+        return _put(out, pos, h)
+    secs, nanos = _time(kind, v)
+    end = pos
+    if nanos != 0:
+        pos = _put(out, pos, nanos)
+        pos -= 1
+        out[pos] = 0x10
+    if secs != 0:
+        pos = _put(out, pos, secs)
+        pos -= 1
+        out[pos] = 0x08
+    return _put(out, pos, end - pos)
+
+
+@njit(nogil=True, inline="always")
+def _check(P, c, v, h):
+    chk = P[c, CHK]
+    if chk == CHK_U32 and (v < 0 or v >= (1 << 32)):
+        return E_U32
+    if chk == CHK_U64 and h != 0:
+        return E_U64
+    if chk == CHK_ENUM and v == ENUM_BAD:
+        return E_ENUM
+    return 0
+
+
+@njit(nogil=True)
+def _room(out, pos, need):
+    """``out`` with at least ``need`` free bytes before ``pos`` (the written tail kept at the
+    end), and the new ``pos``."""
+    if pos >= need:
+        return out, pos
+    used = len(out) - pos
+    cap = max(2 * len(out), used + need + 1024)
+    grown = np.empty(cap, np.uint8)
+    if used:
+        memcpy(grown.ctypes.data + cap - used, out.ctypes.data + pos, used)
+    return grown, cap - used
+
+
+@njit(nogil=True)
+def encode(P, KIDS, D, n, prefix, depth, n_oneof, guess):
+    """(bytes, offsets (n + 1), error code per row (0: fine), node, item) of ``n`` rows, each
+    ``prefix`` + the message; null and failed rows are empty. ``guess``: bytes to start with."""
+    fn = np.empty(depth + 1, np.int64)
+    fj = np.empty(depth + 1, np.int64)
+    fcur = np.empty(depth + 1, np.int64)
+    fend = np.empty(depth + 1, np.int64)
+    fmark = np.empty(depth + 1, np.int64)  # bytes written (from the end) when the frame began
+    fstamp = np.empty(depth + 1, np.int64)
+    seen = np.full(max(n_oneof, 1), -1, np.int64)
+    ends = np.zeros(n + 1, np.int64)  # bytes written (from the end) after each row
+    code = np.zeros(n, np.int64)
+    enode = np.zeros(n, np.int64)
+    eitem = np.zeros(n, np.int64)
+    out = np.empty(max(guess, 64), np.uint8)
+    pos = len(out)
+    npre = len(prefix)
+    stamp = 0
+    for r in range(n - 1, -1, -1):
+        ends[r + 1] = len(out) - pos
+        if not _valid(D, 0, r):
+            continue
+        top = 0
+        fn[0], fj[0], fcur[0], fend[0], fmark[0] = 0, r, P[0, C1] - 1, P[0, C0] - 1, 0
+        stamp += 1
+        fstamp[0] = stamp
+        e = 0
+        c = 0
+        j = 0
+        while True:
+            node = fn[top]
+            cur = fcur[top]
+            if cur <= fend[top]:  # the frame is done: a message gets its length and tag
+                if top == 0:
+                    break
+                if P[node, KIND] == MSG:
+                    out, pos = _room(out, pos, 20)
+                    pos = _put(out, pos, len(out) - pos - fmark[top])
+                    pos = _put(out, pos, P[node, TAG])
+                top -= 1
+                continue
+            fcur[top] = cur - 1
+            if P[node, KIND] == MSG:
+                c, j = KIDS[cur], fj[top]
+            else:  # a repeated field's items
+                c, j = P[node, C0], cur
+            if not _valid(D, c, j):
+                if P[c, NULLERR]:
+                    e = E_NULL
+                    break
+                continue
+            g = P[c, ONEOF]
+            if g >= 0:
+                if seen[g] == fstamp[top]:
+                    e = E_ONEOF
+                    break
+                seen[g] = fstamp[top]
+            kind = P[c, KIND]
+            if kind == MSG or kind == REP:
+                top += 1
+                fn[top], fj[top], fmark[top] = c, j, len(out) - pos
+                if kind == MSG:
+                    fcur[top], fend[top] = P[c, C1] - 1, P[c, C0] - 1
+                    stamp += 1
+                    fstamp[top] = stamp
+                else:
+                    lo, hi = _span(D, c, j)
+                    fcur[top], fend[top] = hi - 1, lo - 1
+                continue
+            if kind == PACKED:
+                lo, hi = _span(D, c, j)
+                if hi == lo:
+                    continue
+                it = P[c, C0]
+                ik = P[it, KIND]
+                out, pos = _room(out, pos, 10 * (hi - lo) + 20)
+                end = pos
+                for k in range(hi - 1, lo - 1, -1):
+                    if not _valid(D, it, k):
+                        e, c, j = E_NULL, it, k
+                        break
+                    v, h = _value(P, D, it, k)
+                    e = _check(P, it, v, h)
+                    if e:
+                        c, j = it, k
+                        break
+                    pos = _put_bare(out, pos, ik, v, h, D, it)
+                if e:
+                    break
+                pos = _put(out, pos, end - pos)
+                pos = _put(out, pos, P[c, TAG])
+                continue
+            v, h = _value(P, D, c, j)
+            e = _check(P, c, v, h)
+            if e:
+                break
+            if P[c, PRES] == IMPLICIT and ((kind == BYTES and h == 0) or (kind != BYTES and v == P[c, DEF])):
+                continue
+            out, pos = _room(out, pos, (h if kind == BYTES else 0) + 40)
+            pos = _put_bare(out, pos, kind, v, h, D, c)
+            pos = _put(out, pos, P[c, TAG])
+        if e:
+            code[r], enode[r], eitem[r] = e, c, j
+            pos = len(out) - ends[r + 1]  # the row is rolled back
+            continue
+        out, pos = _room(out, pos, npre)
+        pos -= npre
+        for k in range(npre):
+            out[pos + k] = prefix[k]
+    total = len(out) - pos
+    ends[0] = total
+    offs = np.empty(n + 1, np.int64)
+    for r in range(n + 1):
+        offs[r] = total - ends[r]
+    return out[pos:], offs, code, enode, eitem
