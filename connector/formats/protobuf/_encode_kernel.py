@@ -27,7 +27,7 @@ VALID, VOFF, DATA, DOFF, OFFS, BYTESADDR = range(6)
 IMPLICIT, EXPLICIT, ALWAYS = range(3)
 CHK_NONE, CHK_U32, CHK_U64, CHK_ENUM = range(4)
 # row error codes
-E_NULL, E_U32, E_U64, E_ENUM, E_ONEOF = range(1, 6)
+E_NULL, E_U32, E_U64, E_ENUM, E_ONEOF, E_ROOM = range(1, 7)
 ENUM_BAD = 1 << 40  # an enum name with no number (valid numbers are int32)
 
 
@@ -51,7 +51,7 @@ def _i64(a, i):
     return numba.carray(voidptr(a + 8 * i), 1, np.int64)[0]
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def _valid(D, c, j):
     a = D[c, VALID]
     if a == 0:
@@ -60,14 +60,14 @@ def _valid(D, c, j):
     return (_u8(a, b >> 3) >> (b & 7)) & 1 == 1
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def _span(D, c, j):
     """(start, stop) of list (or string) ``j`` of column ``c``."""
     a, k = D[c, OFFS], D[c, DOFF] + j
     return np.int64(_i32(a, k)), np.int64(_i32(a, k + 1))
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def _value(P, D, c, j):
     """(value as int64 bits, second word): DEC → (low, high), STR → (start, length)."""
     src = P[c, SRC]
@@ -86,7 +86,7 @@ def _value(P, D, c, j):
     return s, e - s
 
 
-@njit(nogil=True)
+@njit(nogil=True, inline="always")
 def _varlen(u):
     u = np.uint64(u)
     n = 1
@@ -96,17 +96,18 @@ def _varlen(u):
     return n
 
 
-@njit(nogil=True)
-def _put(out, pos, u):
-    """The varint ``u`` ending at ``pos``; returns its start."""
+@njit(nogil=True, inline="always")
+def _put(oa, pos, u):
+    """The varint ``u`` ending at byte ``pos`` of the output at address ``oa``; returns its start."""
     u = np.uint64(u)
     pos -= _varlen(u)
-    k = pos
+    o = numba.carray(voidptr(oa + pos), 10, np.uint8)
+    k = 0
     while u >= np.uint64(0x80):
-        out[k] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+        o[k] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
         u >>= np.uint64(7)
         k += 1
-    out[k] = np.uint8(u)
+    o[k] = np.uint8(u)
     return pos
 
 
@@ -127,38 +128,38 @@ def _time(kind, us):
 
 
 @njit(nogil=True, inline="always")
-def _put_bare(out, pos, kind, v, h, D, c):
+def _put_bare(oa, pos, kind, v, h, D, c):
     """A value without its tag ending at ``pos``; returns its start."""
     if kind == VARINT:
-        return _put(out, pos, v)
+        return _put(oa, pos, v)
     if kind == ZIGZAG:
-        return _put(out, pos, _zz(v))
+        return _put(oa, pos, _zz(v))
     if kind == FIX32 or kind == FIX64:
         w = 4 if kind == FIX32 else 8
         pos -= w
+        o = numba.carray(voidptr(oa + pos), 8, np.uint8)
         for b in range(w):
-            out[pos + b] = np.uint8((v >> (8 * b)) & 0xFF)
+            o[b] = np.uint8((v >> (8 * b)) & 0xFF)
         return pos
     if kind == BYTES:
         pos -= h
         if h >= 16:
-            memcpy(out.ctypes.data + pos, D[c, BYTESADDR] + v, h)
+            memcpy(oa + pos, D[c, BYTESADDR] + v, h)
         elif h:
             src = numba.carray(voidptr(D[c, BYTESADDR] + v), h, np.uint8)
+            o = numba.carray(voidptr(oa + pos), h, np.uint8)
             for k in range(h):
-                out[pos + k] = src[k]
-        return _put(out, pos, h)
+                o[k] = src[k]
+        return _put(oa, pos, h)
     secs, nanos = _time(kind, v)
     end = pos
     if nanos != 0:
-        pos = _put(out, pos, nanos)
-        pos -= 1
-        out[pos] = 0x10
+        pos = _put(oa, pos, nanos) - 1
+        numba.carray(voidptr(oa + pos), 1, np.uint8)[0] = 0x10
     if secs != 0:
-        pos = _put(out, pos, secs)
-        pos -= 1
-        out[pos] = 0x08
-    return _put(out, pos, end - pos)
+        pos = _put(oa, pos, secs) - 1
+        numba.carray(voidptr(oa + pos), 1, np.uint8)[0] = 0x08
+    return _put(oa, pos, end - pos)
 
 
 @njit(nogil=True, inline="always")
@@ -175,10 +176,8 @@ def _check(P, c, v, h):
 
 @njit(nogil=True)
 def _room(out, pos, need):
-    """``out`` with at least ``need`` free bytes before ``pos`` (the written tail kept at the
-    end), and the new ``pos``."""
-    if pos >= need:
-        return out, pos
+    """``out`` grown to have at least ``need`` free bytes before ``pos`` (the written tail kept
+    at the end), and the new ``pos``."""
     used = len(out) - pos
     cap = max(2 * len(out), used + need + 1024)
     grown = np.empty(cap, np.uint8)
@@ -203,37 +202,46 @@ def encode(P, KIDS, D, n, prefix, depth, n_oneof, guess):
     enode = np.zeros(n, np.int64)
     eitem = np.zeros(n, np.int64)
     out = np.empty(max(guess, 64), np.uint8)
-    pos = len(out)
+    cap = len(out)
+    pos = cap
+    oa = out.ctypes.data
     npre = len(prefix)
     stamp = 0
-    for r in range(n - 1, -1, -1):
-        ends[r + 1] = len(out) - pos
+    need = 0
+    r = n - 1
+    while r >= 0:
+        ends[r + 1] = cap - pos
         if not _valid(D, 0, r):
+            r -= 1
             continue
-        top = 0
-        fn[0], fj[0], fcur[0], fend[0], fmark[0] = 0, r, P[0, C1] - 1, P[0, C0] - 1, 0
+        # the current frame lives in locals (registers); the stack holds its parents
+        top, node, fj_, cur, fe, mark = 0, 0, r, P[0, C1] - 1, P[0, C0] - 1, 0
+        is_msg, item = True, 0
         stamp += 1
-        fstamp[0] = stamp
+        fst = stamp
         e = 0
         c = 0
         j = 0
         while True:
-            node = fn[top]
-            cur = fcur[top]
-            if cur <= fend[top]:  # the frame is done: a message gets its length and tag
+            if cur <= fe:  # the frame is done: a message gets its length and tag
                 if top == 0:
                     break
-                if P[node, KIND] == MSG:
-                    out, pos = _room(out, pos, 20)
-                    pos = _put(out, pos, len(out) - pos - fmark[top])
-                    pos = _put(out, pos, P[node, TAG])
+                if is_msg:
+                    if pos < 20:
+                        e, need = E_ROOM, 20
+                        break
+                    pos = _put(oa, pos, cap - pos - mark)
+                    pos = _put(oa, pos, P[node, TAG])
                 top -= 1
+                node, fj_, cur, fe, mark, fst = fn[top], fj[top], fcur[top], fend[top], fmark[top], fstamp[top]
+                is_msg = P[node, KIND] == MSG
+                item = P[node, C0]
                 continue
-            fcur[top] = cur - 1
-            if P[node, KIND] == MSG:
-                c, j = KIDS[cur], fj[top]
+            if is_msg:
+                c, j = KIDS[cur], fj_
             else:  # a repeated field's items
-                c, j = P[node, C0], cur
+                c, j = item, cur
+            cur -= 1
             if not _valid(D, c, j):
                 if P[c, NULLERR]:
                     e = E_NULL
@@ -241,21 +249,26 @@ def encode(P, KIDS, D, n, prefix, depth, n_oneof, guess):
                 continue
             g = P[c, ONEOF]
             if g >= 0:
-                if seen[g] == fstamp[top]:
+                if seen[g] == fst:
                     e = E_ONEOF
                     break
-                seen[g] = fstamp[top]
+                seen[g] = fst
             kind = P[c, KIND]
             if kind == MSG or kind == REP:
+                if top >= depth:
+                    raise ValueError("protobuf program deeper than its stack")
+                fn[top], fj[top], fcur[top], fend[top], fmark[top], fstamp[top] = node, fj_, cur, fe, mark, fst
                 top += 1
-                fn[top], fj[top], fmark[top] = c, j, len(out) - pos
-                if kind == MSG:
-                    fcur[top], fend[top] = P[c, C1] - 1, P[c, C0] - 1
+                node, fj_, mark = c, j, cap - pos
+                is_msg = kind == MSG
+                item = P[c, C0]
+                if is_msg:
+                    cur, fe = P[c, C1] - 1, P[c, C0] - 1
                     stamp += 1
-                    fstamp[top] = stamp
+                    fst = stamp
                 else:
                     lo, hi = _span(D, c, j)
-                    fcur[top], fend[top] = hi - 1, lo - 1
+                    cur, fe = hi - 1, lo - 1
                 continue
             if kind == PACKED:
                 lo, hi = _span(D, c, j)
@@ -263,7 +276,9 @@ def encode(P, KIDS, D, n, prefix, depth, n_oneof, guess):
                     continue
                 it = P[c, C0]
                 ik = P[it, KIND]
-                out, pos = _room(out, pos, 10 * (hi - lo) + 20)
+                if pos < 10 * (hi - lo) + 20:
+                    e, need = E_ROOM, 10 * (hi - lo) + 20
+                    break
                 end = pos
                 for k in range(hi - 1, lo - 1, -1):
                     if not _valid(D, it, k):
@@ -274,11 +289,11 @@ def encode(P, KIDS, D, n, prefix, depth, n_oneof, guess):
                     if e:
                         c, j = it, k
                         break
-                    pos = _put_bare(out, pos, ik, v, h, D, it)
+                    pos = _put_bare(oa, pos, ik, v, h, D, it)
                 if e:
                     break
-                pos = _put(out, pos, end - pos)
-                pos = _put(out, pos, P[c, TAG])
+                pos = _put(oa, pos, end - pos)
+                pos = _put(oa, pos, P[c, TAG])
                 continue
             v, h = _value(P, D, c, j)
             e = _check(P, c, v, h)
@@ -286,18 +301,27 @@ def encode(P, KIDS, D, n, prefix, depth, n_oneof, guess):
                 break
             if P[c, PRES] == IMPLICIT and ((kind == BYTES and h == 0) or (kind != BYTES and v == P[c, DEF])):
                 continue
-            out, pos = _room(out, pos, (h if kind == BYTES else 0) + 40)
-            pos = _put_bare(out, pos, kind, v, h, D, c)
-            pos = _put(out, pos, P[c, TAG])
+            if pos < h + 40:
+                e, need = E_ROOM, h + 40
+                break
+            pos = _put_bare(oa, pos, kind, v, h, D, c)
+            pos = _put(oa, pos, P[c, TAG])
+        if e == 0 and pos < npre:
+            e, need = E_ROOM, npre
         if e:
+            pos = cap - ends[r + 1]  # the row is rolled back
+            if e == E_ROOM:  # rarely: the buffer grows (outside the walk), the row is redone
+                out, pos = _room(out, pos, need)
+                cap, oa = len(out), out.ctypes.data
+                continue
             code[r], enode[r], eitem[r] = e, c, j
-            pos = len(out) - ends[r + 1]  # the row is rolled back
+            r -= 1
             continue
-        out, pos = _room(out, pos, npre)
         pos -= npre
         for k in range(npre):
             out[pos + k] = prefix[k]
-    total = len(out) - pos
+        r -= 1
+    total = cap - pos
     ends[0] = total
     offs = np.empty(n + 1, np.int64)
     for r in range(n + 1):

@@ -103,11 +103,26 @@ class Program:
         self.nodes: list[_Node] = []
         self.kids: list[int] = []
         self.oneofs: list[tuple[str, str]] = []
-        self.depth = 0
         if self._message(desc, arrow_type, "value", ("root",), 0) != 0 or self.nodes[0].row[KIND] != MSG:
             raise _NoProgram("the root is not a message with fields")
         self.P = np.array([nd.row for nd in self.nodes], np.int64).reshape(len(self.nodes), 10)
         self.KIDS = np.array(self.kids or [0], np.int64)
+        self.depth = self._frames()
+
+    def _frames(self) -> int:
+        """Frames of the kernel's stack a row needs: the longest chain of messages and
+        repeated fields (a node's children come after it)."""
+        frames = [0] * len(self.nodes)
+        for i in range(len(self.nodes) - 1, -1, -1):
+            row = self.nodes[i].row
+            if row[KIND] == MSG:
+                below = [frames[k] for k in self.kids[row[C0]:row[C1]]]
+            elif row[KIND] in (REP, PACKED):
+                below = [frames[row[C0]]]
+            else:
+                below = []
+            frames[i] = (row[KIND] in (MSG, REP)) + max(below, default=0)
+        return frames[0]
 
     def _new(self, path: str, col: tuple) -> int:
         self.nodes.append(_Node(path, col))
@@ -120,7 +135,6 @@ class Program:
         """A message node (the root, a field's, an item's): kind MSG, its fields as kids."""
         if depth > MAX_DEPTH:
             raise _NoProgram("nesting deeper than the compiled encoder's bound")
-        self.depth = max(self.depth, depth + 1)
         name = desc.full_name
         if name in WKT_JSON:
             raise _NoProgram(f"{name} is written from JSON text per record")
@@ -177,7 +191,6 @@ class Program:
             self.kids.extend([kid, vid])
             nd.row[C1] = len(self.kids)
             self.nodes[i].row[C0] = e
-            self.depth = max(self.depth, depth + 3)
             return i
         if f.is_repeated:
             i = self._new(path, col)
@@ -195,7 +208,6 @@ class Program:
             self.nodes[i].row[C0] = it
             if packed:
                 self._tag(i, f.number, 2)
-            self.depth = max(self.depth, depth + 2)
             return i
         if f.type == FD.TYPE_MESSAGE:
             i = self._message(f.message_type, t, path, col, depth + 1)
@@ -288,7 +300,7 @@ class Program:
         D, cols, keep = self._bind(values)
         guess = values.nbytes + n * (len(prefix) + 8)  # the output is about the input's size
         out, offs, code, enode, eitem = encode(self.P, self.KIDS, D, n, np.frombuffer(prefix, np.uint8),
-                                               self.depth + 1, len(self.oneofs), guess)
+                                               self.depth, len(self.oneofs), guess)
         del keep
         payloads = binary_from_buffers(offs, out, n)
         valid = valid_mask(values) & (code == 0)
