@@ -287,9 +287,13 @@ class Program:
         known = valid_mask(idx)
         nums = nd.numbers[np.where(known, idx.fill_null(0).to_numpy(zero_copy_only=False), 0)]
         unknown = ~known & valid_mask(arr)
-        for p in np.flatnonzero(unknown).tolist():
-            s = arr[p].as_py()
-            nums[p] = int(s) if s.lstrip("-").isdigit() and -(1 << 31) <= int(s) < (1 << 31) else ENUM_BAD
+        if unknown.any():  # the decoder writes unknown numbers as their digits
+            where = np.flatnonzero(unknown)
+            names = arr.take(pa.array(where))
+            digits = pc.fill_null(pc.match_substring_regex(names, r"^-?[0-9]{1,10}$"), False)
+            num = pc.cast(pc.if_else(digits, names, "0"), pa.int64()).to_numpy(zero_copy_only=False)
+            ok = digits.to_numpy(zero_copy_only=False) & (num >= -(1 << 31)) & (num < (1 << 31))
+            nums[where] = np.where(ok, num, ENUM_BAD)
         return np.ascontiguousarray(nums, np.int64)
 
     def encode(self, values: pa.Array, prefix: bytes = b"") -> tuple:
