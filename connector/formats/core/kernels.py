@@ -1,6 +1,7 @@
 """numba helpers the compiled kernels share: the buffers' regrowth
 (:mod:`connector.formats.core._colbuf`), the one value write of the Avro and JSON kernels and
-``voidptr``/``memcpy`` (addresses in compiled code: kernels read Arrow buffers in place).
+``voidptr``, ``memcpy``, ``load_*``, ``store_u8`` (addresses in compiled code: kernels read Arrow
+buffers in place).
 Imported lazily (numba is slow to import); compiled once, cached on disk."""
 import numpy as np
 
@@ -82,7 +83,28 @@ def _make_intrinsics():
                                args[2], 1)
             return context.get_dummy_value()
         return types.none(dst, src, n), codegen
-    return voidptr, memcpy
+
+    def loader(nbty):
+        @intrinsic
+        def load(typingctx, addr):
+            """The value at an address (compiled code only; no array object, so no reference
+            counting, unlike a ``numba.carray`` per read)."""
+            def codegen(context, builder, signature, args):
+                ptr = builder.inttoptr(args[0], context.get_value_type(nbty).as_pointer())
+                return builder.load(ptr, align=1)
+            return nbty(addr), codegen
+        return load
+
+    @intrinsic
+    def store_u8(typingctx, addr, value):
+        """Write ``value`` as one byte at an address (compiled code only)."""
+        def codegen(context, builder, signature, args):
+            v = context.cast(builder, args[1], signature.args[1], types.uint8)
+            builder.store(v, builder.inttoptr(args[0], context.get_value_type(types.uint8).as_pointer()))
+            return context.get_dummy_value()
+        return types.none(addr, value), codegen
+    return (voidptr, memcpy, loader(types.uint8), loader(types.int32), loader(types.uint32),
+            loader(types.int64), store_u8)
 
 
-voidptr, memcpy = _make_intrinsics()
+voidptr, memcpy, load_u8, load_i32, load_u32, load_i64, store_u8 = _make_intrinsics()

@@ -10,11 +10,10 @@ before it — one write per byte, no copy per level of nesting, no sizing pass. 
 with an explicit stack bounded by the program's depth (no recursion); a row with a bad value is
 rolled back and reported.
 """
-import numba
 import numpy as np
 
 from connector.formats.core import njit
-from connector.formats.core.kernels import memcpy, voidptr
+from connector.formats.core.kernels import load_i32, load_i64, load_u8, load_u32, memcpy, store_u8
 
 # node kinds
 VARINT, ZIGZAG, FIX32, FIX64, BYTES, TS, DUR, MSG, REP, PACKED = range(10)
@@ -32,39 +31,19 @@ ENUM_BAD = 1 << 40  # an enum name with no number (valid numbers are int32)
 
 
 @njit(nogil=True, inline="always")
-def _u8(a, i):
-    return numba.carray(voidptr(a + i), 1, np.uint8)[0]
-
-
-@njit(nogil=True, inline="always")
-def _i32(a, i):
-    return numba.carray(voidptr(a + 4 * i), 1, np.int32)[0]
-
-
-@njit(nogil=True, inline="always")
-def _u32(a, i):
-    return numba.carray(voidptr(a + 4 * i), 1, np.uint32)[0]
-
-
-@njit(nogil=True, inline="always")
-def _i64(a, i):
-    return numba.carray(voidptr(a + 8 * i), 1, np.int64)[0]
-
-
-@njit(nogil=True, inline="always")
 def _valid(D, c, j):
     a = D[c, VALID]
     if a == 0:
         return True
     b = D[c, VOFF] + j
-    return (_u8(a, b >> 3) >> (b & 7)) & 1 == 1
+    return (load_u8(a + (b >> 3)) >> (b & 7)) & 1 == 1
 
 
 @njit(nogil=True, inline="always")
 def _span(D, c, j):
     """(start, stop) of list (or string) ``j`` of column ``c``."""
     a, k = D[c, OFFS], D[c, DOFF] + j
-    return np.int64(_i32(a, k)), np.int64(_i32(a, k + 1))
+    return np.int64(load_i32(a + 4 * k)), np.int64(load_i32(a + 4 * k + 4))
 
 
 @njit(nogil=True, inline="always")
@@ -73,15 +52,15 @@ def _value(P, D, c, j):
     src = P[c, SRC]
     d, k = D[c, DATA], D[c, DOFF] + j
     if src == I64 or src == F64 or src == ENUM:
-        return _i64(d, k), np.int64(0)
+        return load_i64(d + 8 * k), np.int64(0)
     if src == I32:
-        return np.int64(_i32(d, k)), np.int64(0)
+        return np.int64(load_i32(d + 4 * k)), np.int64(0)
     if src == F32:
-        return np.int64(_u32(d, k)), np.int64(0)
+        return np.int64(load_u32(d + 4 * k)), np.int64(0)
     if src == BOOL:
-        return np.int64((_u8(d, k >> 3) >> (k & 7)) & 1), np.int64(0)
+        return np.int64((load_u8(d + (k >> 3)) >> (k & 7)) & 1), np.int64(0)
     if src == DEC:
-        return _i64(d, 2 * k), _i64(d, 2 * k + 1)
+        return load_i64(d + 16 * k), load_i64(d + 16 * k + 8)
     s, e = _span(D, c, j)
     return s, e - s
 
@@ -101,13 +80,12 @@ def _put(oa, pos, u):
     """The varint ``u`` ending at byte ``pos`` of the output at address ``oa``; returns its start."""
     u = np.uint64(u)
     pos -= _varlen(u)
-    o = numba.carray(voidptr(oa + pos), 10, np.uint8)
-    k = 0
+    k = oa + pos
     while u >= np.uint64(0x80):
-        o[k] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+        store_u8(k, (u & np.uint64(0x7F)) | np.uint64(0x80))
         u >>= np.uint64(7)
         k += 1
-    o[k] = np.uint8(u)
+    store_u8(k, u)
     return pos
 
 
@@ -137,28 +115,26 @@ def _put_bare(oa, pos, kind, v, h, D, c):
     if kind == FIX32 or kind == FIX64:
         w = 4 if kind == FIX32 else 8
         pos -= w
-        o = numba.carray(voidptr(oa + pos), 8, np.uint8)
         for b in range(w):
-            o[b] = np.uint8((v >> (8 * b)) & 0xFF)
+            store_u8(oa + pos + b, (v >> (8 * b)) & 0xFF)
         return pos
     if kind == BYTES:
         pos -= h
         if h >= 16:
             memcpy(oa + pos, D[c, BYTESADDR] + v, h)
-        elif h:
-            src = numba.carray(voidptr(D[c, BYTESADDR] + v), h, np.uint8)
-            o = numba.carray(voidptr(oa + pos), h, np.uint8)
+        else:
+            src = D[c, BYTESADDR] + v
             for k in range(h):
-                o[k] = src[k]
+                store_u8(oa + pos + k, load_u8(src + k))
         return _put(oa, pos, h)
     secs, nanos = _time(kind, v)
     end = pos
     if nanos != 0:
         pos = _put(oa, pos, nanos) - 1
-        numba.carray(voidptr(oa + pos), 1, np.uint8)[0] = 0x10
+        store_u8(oa + pos, 0x10)
     if secs != 0:
         pos = _put(oa, pos, secs) - 1
-        numba.carray(voidptr(oa + pos), 1, np.uint8)[0] = 0x08
+        store_u8(oa + pos, 0x08)
     return _put(oa, pos, end - pos)
 
 
