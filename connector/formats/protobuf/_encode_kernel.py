@@ -15,19 +15,51 @@ import numpy as np
 from connector.formats.core import njit
 from connector.formats.core.kernels import load_i32, load_i64, load_u8, load_u32, memcpy, store_u8
 
-# node kinds
-VARINT, ZIGZAG, FIX32, FIX64, BYTES, TS, DUR, MSG, REP, PACKED = range(10)
-# where a leaf's value comes from (Arrow physical type)
-I32, I64, F32, F64, BOOL, DEC, ENUM, STR, NOSRC = range(9)
-# columns of P (static) and D (per batch)
-KIND, SRC, TAG, PRES, NULLERR, CHK, C0, C1, ONEOF, DEF = range(10)
-VALID, VOFF, DATA, DOFF, OFFS, BYTESADDR = range(6)
-# presence: a proto3 implicit field holding its default is not written
-IMPLICIT, EXPLICIT, ALWAYS = range(3)
-CHK_NONE, CHK_U32, CHK_U64, CHK_ENUM = range(4)
-# row error codes
-E_NULL, E_U32, E_U64, E_ENUM, E_ONEOF, E_ROOM = range(1, 7)
-ENUM_BAD = 1 << 40  # an enum name with no number (valid numbers are int32)
+from connector.formats.protobuf._encode_program import (  # the program's layout: constants here
+    BYTES,
+    BOOL,
+    BYTESADDR,
+    C0,
+    C1,
+    CHK,
+    CHK_ENUM,
+    CHK_U32,
+    CHK_U64,
+    DATA,
+    DEC,
+    DEF,
+    DOFF,
+    DUR,
+    E_ENUM,
+    E_NULL,
+    E_ONEOF,
+    E_ROOM,
+    E_U32,
+    E_U64,
+    ENUM,
+    ENUM_BAD,
+    F32,
+    F64,
+    FIX32,
+    FIX64,
+    I32,
+    I64,
+    IMPLICIT,
+    KIND,
+    MSG,
+    NULLERR,
+    OFFS,
+    ONEOF,
+    PACKED,
+    PRES,
+    REP,
+    SRC,
+    TAG,
+    VALID,
+    VARINT,
+    VOFF,
+    ZIGZAG,
+)
 
 
 @njit(nogil=True, inline="always")
