@@ -15,7 +15,7 @@ import numpy as np
 from connector.formats.core import njit
 from connector.formats.core.kernels import load_i32, load_i64, load_u8, load_u32, memcpy, store_u8
 
-from connector.formats.protobuf._encode_program import (  # the program's layout: constants here
+from connector.formats.protobuf._encode_layout import (
     BYTES,
     BOOL,
     BYTESADDR,

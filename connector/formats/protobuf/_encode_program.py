@@ -38,24 +38,57 @@ import pyarrow.compute as pc
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.formats.core import binary_from_buffers, valid_mask, with_validity
+from connector.formats.protobuf._encode_layout import (
+    ALWAYS,
+    BOOL,
+    BYTES,
+    BYTESADDR,
+    C0,
+    C1,
+    CHK,
+    CHK_ENUM,
+    CHK_U32,
+    CHK_U64,
+    DATA,
+    DEC,
+    DEF,
+    DOFF,
+    DUR,
+    E_ENUM,
+    E_NULL,
+    E_U32,
+    E_U64,
+    ENUM,
+    ENUM_BAD,
+    EXPLICIT,
+    F32,
+    F64,
+    FIX32,
+    FIX64,
+    I32,
+    I64,
+    IMPLICIT,
+    KIND,
+    MSG,
+    NULLERR,
+    OFFS,
+    ONEOF,
+    PACKED,
+    PRES,
+    REP,
+    SRC,
+    STR,
+    TAG,
+    TS,
+    VALID,
+    VARINT,
+    VOFF,
+    ZIGZAG,
+)
 from connector.formats.protobuf._schema import WKT_JSON, WKT_SCALARS, is_map
 
 __all__ = ["Program", "build"]
 
-# The program's layout, shared with the kernel (which imports numba: loaded at the first batch).
-# node kinds
-VARINT, ZIGZAG, FIX32, FIX64, BYTES, TS, DUR, MSG, REP, PACKED = range(10)
-# where a leaf's value comes from (the Arrow physical type)
-I32, I64, F32, F64, BOOL, DEC, ENUM, STR = range(8)
-# columns of P (static, per node) and D (per batch: addresses and offsets of the node's column)
-KIND, SRC, TAG, PRES, NULLERR, CHK, C0, C1, ONEOF, DEF = range(10)
-VALID, VOFF, DATA, DOFF, OFFS, BYTESADDR = range(6)
-# presence: a proto3 implicit field holding its default is not written
-IMPLICIT, EXPLICIT, ALWAYS = range(3)
-CHK_NONE, CHK_U32, CHK_U64, CHK_ENUM = range(4)
-# row error codes (E_ROOM: the output buffer is full, the kernel grows it and redoes the row)
-E_NULL, E_U32, E_U64, E_ENUM, E_ONEOF, E_ROOM = range(1, 7)
-ENUM_BAD = 1 << 40  # an enum name with no number (valid numbers are int32)
 MAX_DEPTH = 256  # nesting of the program (the Arrow type is finite: recursion is cut there)
 
 _KIND = {FD.TYPE_INT32: VARINT, FD.TYPE_INT64: VARINT, FD.TYPE_UINT32: VARINT, FD.TYPE_UINT64: VARINT,
