@@ -1,5 +1,7 @@
 """numba helpers the compiled kernels share: the buffers' regrowth
-(:mod:`connector.formats.core._colbuf`) and the one value write of the Avro and JSON kernels.
+(:mod:`connector.formats.core._colbuf`), the one value write of the Avro and JSON kernels and
+``voidptr``, ``memcpy``, ``load_*``, ``store_u8`` (addresses in compiled code: kernels read Arrow
+buffers in place).
 Imported lazily (numba is slow to import); compiled once, cached on disk."""
 import numpy as np
 
@@ -56,3 +58,53 @@ def emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
     clen[j] = ln
     cnt[c] = i + 1
     return ovc
+
+
+def _make_intrinsics():
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def voidptr(typingctx, addr):
+        """An int64 address as ``void *`` (compiled code only): with ``numba.carray`` it reads
+        an Arrow buffer in place, so a kernel walks any nesting of columns without a copy."""
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(types.voidptr))
+        return types.voidptr(addr), codegen
+
+    @intrinsic
+    def memcpy(typingctx, dst, src, n):
+        """Copy ``n`` bytes from address ``src`` to address ``dst`` (compiled code only; a
+        slice assignment between arrays is a loop over items, several times slower)."""
+        def codegen(context, builder, signature, args):
+            ptr = context.get_value_type(types.voidptr)
+            cgutils.raw_memcpy(builder, builder.inttoptr(args[0], ptr), builder.inttoptr(args[1], ptr),
+                               args[2], 1)
+            return context.get_dummy_value()
+        return types.none(dst, src, n), codegen
+
+    def loader(nbty):
+        @intrinsic
+        def load(typingctx, addr):
+            """The value at an address (compiled code only; no array object, so no reference
+            counting, unlike a ``numba.carray`` per read)."""
+            def codegen(context, builder, signature, args):
+                ptr = builder.inttoptr(args[0], context.get_value_type(nbty).as_pointer())
+                return builder.load(ptr, align=1)
+            return nbty(addr), codegen
+        return load
+
+    @intrinsic
+    def store_u8(typingctx, addr, value):
+        """Write ``value`` as one byte at an address (compiled code only)."""
+        def codegen(context, builder, signature, args):
+            v = context.cast(builder, args[1], signature.args[1], types.uint8)
+            builder.store(v, builder.inttoptr(args[0], context.get_value_type(types.uint8).as_pointer()))
+            return context.get_dummy_value()
+        return types.none(addr, value), codegen
+    return (voidptr, memcpy, loader(types.uint8), loader(types.int32), loader(types.uint32),
+            loader(types.int64), store_u8)
+
+
+voidptr, memcpy, load_u8, load_i32, load_u32, load_i64, store_u8 = _make_intrinsics()

@@ -1,6 +1,6 @@
 """Protobuf: the schema model (``.proto`` text compiled with its imports, message choice, Arrow
 types), the vectorized decoder (ptars behind a numba wire check, protobuf's own parser as the
-checked path) and the column-wise encoder with its per-record reference.
+checked path) and the compiled encoder (``_encode_program``) with its per-record reference.
 
 Examples
 --------

@@ -6,8 +6,8 @@ int64 microseconds, wrappers as nullable scalars, Any/Struct/Value/ListValue as 
 A null field is left unset (a null proto2 ``required`` field is a row error). This module is the per-record reference (and the path for
 schemas holding Any/Struct/Value/ListValue): message objects are filled per record and
 serialized in one call as the repeated field of a synthetic ``Batch`` message, then cut
-back into one payload per row. The common path is ``_protobuf_vec`` (wire format built
-column-wise, no message objects).
+back into one payload per row. The common path is ``_encode_program`` (a compiled program
+writes the wire bytes from the Arrow buffers, no message objects).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import pyarrow as pa
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 
+from connector.formats.core import prepend
 from connector.formats.protobuf._schema import WKT_JSON, WKT_SCALARS, CompiledProto, arrow_type_of_message, is_map
 
 __all__ = ["ProtoEncoder", "message_indexes_of"]
@@ -157,22 +158,23 @@ class ProtoEncoder:
         self.arrow_type = arrow_type_of_message(self.desc, "string", max_depth=max_depth)
         self.cls = compiled.message_class(self.desc)
         self.indexes = message_indexes_of(self.desc)
-        from connector.formats.protobuf._encode_vec import plannable
-        self.vectorized = plannable(self.desc, self.arrow_type)
+        from connector.formats.protobuf._encode_program import build
+        self.program = build(self.desc, self.arrow_type)
+        self.vectorized = self.program is not None
 
-    def encode(self, values: pa.Array, fast: bool = True) -> tuple:
-        """(payloads, errors): wire format built column-wise when the schema allows
-        (``_protobuf_vec``), else message objects filled per record."""
-        if fast and self.vectorized:
+    def encode(self, values: pa.Array, fast: bool = True, prefix: bytes = b"") -> tuple:
+        """(payloads each starting with ``prefix``, errors): the compiled program when the
+        schema has one (``_encode_program``), else message objects filled per record."""
+        if fast and self.program is not None:
             from connector.formats.core import EncodeError, note_fallback
-            from connector.formats.protobuf._encode_vec import encode_proto_vectorized
             try:
-                return encode_proto_vectorized(self.desc, values)
+                return self.program.encode(values, prefix)
             except EncodeError:
                 raise
             except Exception as e:  # noqa: BLE001 - any surprise: the checked per-record path
-                note_fallback("protobuf", e)  # a shape the column-wise encoder did not foresee
-        return self.encode_reference(values, fast)
+                note_fallback("protobuf", e)  # a shape the compiled encoder did not foresee
+        out, errors = self.encode_reference(values, fast)
+        return prepend(out, prefix), errors
 
     def encode_reference(self, values: pa.Array, fast: bool = True) -> tuple[list, list]:
         """Per record: fill a message object, serialize (one call for the batch when ``fast``)."""

@@ -9,7 +9,7 @@ import pyarrow as pa
 from registry import SchemaType
 
 from connector.errors import SchemaMappingError
-from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, prepend, refs_of
+from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of
 from connector.formats.protobuf._decode import ProtoCodec
 from connector.formats.protobuf._encode import ProtoEncoder
 from connector.formats.protobuf._schema import compile_proto
@@ -45,8 +45,7 @@ class ProtobufEncoderModel:
         self.message_indexes: list[int] | None = self.proto.indexes
 
     def encode(self, values: pa.Array, fast: bool, prefix: bytes = b""):
-        out, errors = self.proto.encode(values, fast)
-        return prepend(out, prefix), errors
+        return self.proto.encode(values, fast, prefix)
 
 
 class ProtobufFormat:
