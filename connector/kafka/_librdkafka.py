@@ -141,6 +141,9 @@ def _declare(lib: ctypes.CDLL) -> SimpleNamespace:
         "rd_kafka_purge": (c_int, vp, c_int),
         "rd_kafka_outq_len": (c_int, vp),
         "rd_kafka_poll": (c_int, vp, c_int),
+        "rd_kafka_topic_new": (vp, vp, cp, vp),
+        "rd_kafka_topic_destroy": (None, vp),
+        "rd_kafka_set_log_queue": (c_int, vp, vp),
     }
     ns = SimpleNamespace(lib=lib)
     for name, (res, *args) in table.items():
