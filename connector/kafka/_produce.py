@@ -262,6 +262,7 @@ class BatchProducer:
         """
         from connector.kafka._produce_kernel import FIXED_VUS, VU_WORDS, produce_rows
 
+        self._alive()
         values = _binary(values)
         n = len(values)
         if n == 0:
@@ -302,6 +303,11 @@ class BatchProducer:
         self.check()
         return n
 
+    def _alive(self) -> None:
+        if not self._finalizer.alive:
+            raise DeliveryError("this producer was closed (after a failure, or by its pool); take a new one "
+                                "from producer_for()")
+
     def _code_text(self, code: int) -> str:
         from connector.kafka._librdkafka import err_text
 
@@ -336,6 +342,7 @@ class BatchProducer:
 
     def queued(self) -> int:
         """Records (and events) librdkafka still holds: queued, in flight or unreported."""
+        self._alive()
         return int(self._lib.outq_len(self._rk))
 
     def finish(self, timeout_s: float | None = None) -> None:
@@ -345,6 +352,7 @@ class BatchProducer:
         (``delivery.timeout.ms``, default 300 s): every record then either is delivered or
         reports a failure, so nothing is silently lost.
         """
+        self._alive()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             self._lib.flush(self._rk, _FLUSH_SLICE_MS)  # ends as soon as nothing is left to send
