@@ -12,14 +12,18 @@ address records, a ``map<int>``, two decimals, three enums, nullable fields), in
   and framed* (fastavro), then ``flush()``, with the same producer guarantees
   (``enable.idempotence=true``, ``acks=all``);
 * for the breakdown, **encode only**: the same ``mapInArrow`` running our encode core
-  (``encode_column``) on each batch, without Kafka.
+  (``encode_column``) on each batch, without Kafka;
+* **produce only**, in this process, no Spark: the sink's producer (``BatchProducer``, the
+  batch handed to librdkafka by one compiled loop) against confluent-kafka's ``produce()``
+  loop, on the same pre-encoded bytes in batches of 10,000 (Spark's Arrow batch size), with
+  the producing thread's CPU time (``time.thread_time``) beside the wall time.
 
 The goal (issue 24) is ours ≥ 0.9× Spark's floor (medians of ``--runs``). It also times the
 first write of the session against the later ones, with Spark's own first write through a
 trivial Python sink for scale. The mock broker keeps only ~5 MB per partition (FACTS.md): older
 records are dropped, which does not matter for writes.
 
-Run: ``python -m benchmarks.spark_write_bench [--rows N ...] [--runs R]``.
+Run: ``python -m benchmarks.spark_write_bench [--rows N ...] [--runs R] [--produce-only]``.
 """
 from __future__ import annotations
 
@@ -98,6 +102,58 @@ def raw_produce(conf: dict, topic: str, values: list[bytes]) -> None:
                     continue
     if p.flush(120):
         raise RuntimeError("raw loop: records left undelivered")
+
+
+def native_produce(conf: dict, topic: str, batches: list) -> None:
+    """The sink's producer on Arrow batches of pre-encoded bytes (what a write task does after
+    encoding), every delivery checked."""
+    from connector.kafka import BatchProducer
+
+    bp = BatchProducer(conf)
+    try:
+        for b in batches:
+            bp.produce(topic, b)
+        bp.finish(120)
+    finally:
+        bp.close()
+
+
+def produce_only(bootstrap: str, sizes=(200_000, 1_000_000), runs: int = 3) -> dict:
+    """Wall and thread-CPU seconds of the native batch produce vs the confluent loop, one process."""
+    import pyarrow as pa
+
+    from connector.kafka import BatchProducer
+
+    conf = {"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"}
+    out: dict = {}
+    warm = BatchProducer({"bootstrap.servers": bootstrap})  # compile / load the kernel once
+    warm.produce("bench-produce-warm", [b"x"])
+    warm.finish(30)
+    warm.close()
+    for n in sizes:
+        values = _order_frames(n, 1, ORDER_V2, 2)
+        arr = pa.array(values, pa.binary())
+        batches = [arr.slice(i, 10_000) for i in range(0, n, 10_000)]
+        topic = f"bench-produce-{n}"
+        raw_produce(conf, topic, values[:1000])
+        wall: dict[str, list[float]] = {"native": [], "confluent": []}
+        cpu: dict[str, list[float]] = {"native": [], "confluent": []}
+        for _ in range(runs):  # alternating
+            for name, fn in (("native", lambda: native_produce(conf, topic, batches)),
+                             ("confluent", lambda: raw_produce(conf, topic, values))):
+                c0, t0 = time.thread_time(), time.perf_counter()
+                fn()
+                wall[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.thread_time() - c0)
+        for name in ("native", "confluent"):
+            out[f"{n:,}: produce only, {name}: wall (s)"] = statistics.median(wall[name])
+            out[f"{n:,}: produce only, {name}: thread CPU (s)"] = statistics.median(cpu[name])
+        out[f"{n:,}: ratio produce only, confluent / native, wall"] = (
+            statistics.median(wall["confluent"]) / statistics.median(wall["native"]))
+        out[f"{n:,}: ratio produce only, confluent / native, thread CPU"] = (
+            statistics.median(cpu["confluent"]) / statistics.median(cpu["native"]))
+    out["load average"] = os.getloadavg()[0]
+    return out
 
 
 def count_rows(batches):
@@ -239,8 +295,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[200_000, 1_000_000])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--produce-only", action="store_true",
+                    help="only the in-process produce comparison (no Spark)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.produce_only:
+        from connector.testing import EmbeddedKafka
+
+        with EmbeddedKafka() as kafka:
+            show(produce_only(kafka.bootstrap_servers, tuple(args.rows), args.runs))
+        return 0
     show(run(tuple(args.rows), args.runs))
     return 0
 
