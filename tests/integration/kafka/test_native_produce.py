@@ -219,3 +219,38 @@ def test_header_sizes_count_names_values_and_common_headers():
     sizes = Headers(rows=rows, common=(("s", b"xy"),)).sizes(3)
     assert sizes.to_pylist() == [2 + 3 + 4 + 7, 7, 1 + 4 + 4 + 7]
     assert Headers(rows=rows.slice(1), common=()).sizes(2).to_pylist() == [0, 9]
+
+
+def test_a_forked_worker_gets_its_own_producer_and_leaves_the_parents_alone(kafka):
+    """Spark forks Python workers: the child's pool is reset, so it builds its own producer, and
+    the parent's handle keeps working after the child dropped its inherited copy."""
+    conf = {"bootstrap.servers": kafka.bootstrap_servers, "client.id": "native-fork"}
+    topic = _topic("native-fork")
+    kafka.create_topic(topic)
+    parent = producer_for(conf)
+    parent.produce(topic, [b"p0"], None, [0], None)
+    parent.finish(30)
+    pid = os.fork()
+    if pid == 0:  # the child: its exit status says what went wrong
+        code = 1
+        try:
+            import gc
+            import signal
+
+            signal.alarm(30)  # a hang (destroying the parent's handle here) ends the child
+            child = producer_for(conf)
+            code = 2
+            if child is not parent:
+                del parent, child
+                gc.collect()  # the inherited producer is dropped: its finalizer must skip
+                mine = producer_for(conf)
+                mine.produce(topic, [b"c"], None, [0], None)
+                mine.finish(30)
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    parent.produce(topic, [b"p1"], None, [0], None)  # the parent's handle still works
+    parent.finish(30)
+    assert sorted(v for _, _, v, _ in _read(kafka, topic, 3, partitions=[0])) == [b"c", b"p0", b"p1"]
