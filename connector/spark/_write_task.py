@@ -119,7 +119,7 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
     topics = _topics(setup, batch)
 
     def topic_of(i: int) -> str:
-        return topics if isinstance(topics, str) else topics[i]
+        return topics if isinstance(topics, str) else topics[i].as_py()
 
     raw_keys = batch.column("key") if setup.key.mode is not EncodingMode.ABSENT else None
     keys, khdr, kdrop = (None, None, None)
