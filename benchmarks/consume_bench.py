@@ -14,8 +14,15 @@ Candidates:
 * ``read_range``: :func:`connector.kafka.read_range` as the source calls it (a fresh consumer
   per range, every column, Arrow out), with several ``batch_size`` values and librdkafka
   fetch settings;
-* ``consume only``: ``read_range``'s consumer settings and fetch loop without building Arrow
-  (what the Arrow step costs is the difference).
+* ``consume only``: ``read_range``'s native consumer and fetch loop without building Arrow
+  (what the Arrow step costs is the difference);
+* ``Message objects to Arrow``: the read path before the native consumer (a confluent-kafka
+  ``Message`` per record, columns from its accessors), kept to measure what the native path
+  saves.
+
+Besides wall time, the CPU time of the consuming thread (``time.thread_time``) is printed:
+librdkafka's own threads fetch and decompress in parallel, so the thread's CPU is what the
+read costs the Python worker.
 
 Run: ``python -m benchmarks.consume_bench [--records N] [--partitions P] [--runs R]``.
 """
@@ -75,35 +82,74 @@ def _read_range(conf: dict, ends: dict, **kw) -> int:
 
 
 def _consume_only(conf: dict, ends: dict, batch: int = 10000) -> int:
-    """``read_range``'s consumer and fetch loop, no Arrow: the cost of the fetch alone."""
+    """``read_range``'s native consumer and fetch loop, messages destroyed without building
+    Arrow: the cost of the fetch alone."""
     from connector.kafka import OffsetRange
     from connector.kafka._consume import _close_consumer, _consumer_conf, _fetch, _open_consumer
     from connector.kafka._fetch_errors import Progress
 
     n = 0
     for (topic, p), end in ends.items():
-        c = _open_consumer(_consumer_conf(conf, "read_committed"))
+        c = _open_consumer(_consumer_conf(conf, "read_committed"), batch)
         try:
             rng = OffsetRange(topic, p, 0, end)
-            c.assign([TopicPartition(topic, p, 0)])
+            c.assign(topic, p, 0)
             nxt = 0
             progress = Progress(60.0)
             while nxt < end:
-                msgs, _ = _fetch(c, min(batch, end - nxt), end, rng, nxt, progress)
-                for m in msgs:
-                    m.value()
-                if msgs:
-                    nxt = msgs[-1].offset() + 1
-                    n += len(msgs)
+                _fetch(c, min(batch, end - nxt), end, rng, nxt, progress)
+                if c.count():
+                    nxt = c.last_offset() + 1
+                    n += c.count()
+                c.discard()
         finally:
             _close_consumer(c)
+    return n
+
+
+def _messages_to_arrow(conf: dict, ends: dict, batch: int = 10000) -> int:
+    """The read path before the native consumer (for history): ``Consumer.consume`` and a
+    ``Message`` per record, every column built from the accessors, Arrow out."""
+    from itertools import chain
+
+    import numpy as np
+    import pyarrow as pa
+    from confluent_kafka import Message
+
+    from connector.kafka._consume import _consumer_conf
+    from connector.kafka._raw_schema import HEADERS_TYPE
+
+    n = 0
+    for (topic, p), end in ends.items():  # a fresh consumer per range, as read_range did
+        c = Consumer(_consumer_conf(conf, "read_committed"))
+        try:
+            c.assign([TopicPartition(topic, p, 0)])
+            seen = 0
+            while seen < end:
+                msgs = [m for m in c.consume(min(batch, end - seen), timeout=1.0) if m.error() is None]
+                if not msgs:
+                    continue
+                k = len(msgs)
+                ts = np.fromiter(chain.from_iterable(map(Message.timestamp, msgs)), np.int64, 2 * k)
+                hs = list(map(Message.headers, msgs))
+                cols = [pa.array(list(map(Message.key, msgs)), pa.binary()),
+                        pa.array(list(map(Message.value, msgs)), pa.binary()),
+                        np.fromiter(map(Message.offset, msgs), np.int64, k),
+                        pa.array(ts[1::2] * 1000, pa.int64(), mask=ts[0::2] == 0),
+                        pa.array([[{"key": a, "value": b} for a, b in h] if h else None for h in hs],
+                                 HEADERS_TYPE) if any(hs) else pa.nulls(k, HEADERS_TYPE)]
+                seen += len(cols[2])
+            n += seen
+        finally:
+            c.close()
     return n
 
 
 def candidates(variants: bool = True) -> dict:
     """Name -> ``fn(conf, ends) -> rows``; the first is the baseline."""
     out = {"raw consume loop (value() only)": raw_loop,
-           "read_range (default)": lambda c, e: _read_range(c, e)}
+           "read_range (default)": lambda c, e: _read_range(c, e),
+           "Message objects to Arrow (the old read_range)": _messages_to_arrow}
     if not variants:
         return out
     out.update({
@@ -156,11 +202,13 @@ def run(total: int = 200_000, partitions: int = 4, runs: int = 5, variants: bool
             if got != rows:
                 raise RuntimeError(f"{name} read {got} of {rows} rows")
         times: dict[str, list[float]] = {k: [] for k in fns}
+        cpu: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(runs):
             for name, fn in fns.items():
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 fn(kafka.conf, ends)
                 times[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.thread_time() - c0)
     base = statistics.median(times["raw consume loop (value() only)"])
     print(f"consume step: {rows:,} realistic orders (lz4), {partitions} partitions, mock cluster, "
           f"medians of {runs} alternating runs, load {os.getloadavg()[0]:.1f}")
@@ -168,6 +216,7 @@ def run(total: int = 200_000, partitions: int = 4, runs: int = 5, variants: bool
         med = statistics.median(ts)
         out[f"consume {rows // 1000}k/{partitions}p: {name}"] = rows / med
         print(f"  {name:<46} {rows / med:>10,.0f} rec/s  {base / med:5.2f}x raw  "
+              f"consuming thread CPU {statistics.median(cpu[name]):.3f} s  "
               f"[{', '.join(f'{t:.2f}' for t in ts)}] s")
     return out
 

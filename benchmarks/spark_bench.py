@@ -478,14 +478,19 @@ def _length_udf():
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--orders-only", action="store_true",
+                    help="only the realistic-orders cases (40k/4p, 200k/4p, 1M/40p)")
+    ap.add_argument("--runs", type=int, default=None, help="rounds per case (default 3, 1 with --quick)")
     args = ap.parse_args()
+    runs = args.runs or (1 if args.quick else 3)
     spark = spark_session()
     out: dict[str, float] = {}
     try:
         for n, p in (ORDERS_CASES[:1] if args.quick else ORDERS_CASES):
-            realistic_end_to_end(spark, n, runs=1 if args.quick else 3, out=out, partitions=p)
-        end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
-        column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
+            realistic_end_to_end(spark, n, runs=runs, out=out, partitions=p)
+        if not args.orders_only:
+            end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
+            column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
     finally:
         spark.stop()
     for k, v in out.items():

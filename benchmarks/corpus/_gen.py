@@ -717,6 +717,8 @@ class JsonGen:
                 return self.doc(rnd.pick(s[key]))
         if "enum" in s:
             return rnd.pick(s["enum"])
+        if "const" in s:
+            return s["const"]
         t = s.get("type")
         if isinstance(t, list):
             t = rnd.pick(t)

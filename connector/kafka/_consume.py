@@ -1,5 +1,12 @@
 """Executor-side reads of one offset range into Arrow record batches.
 
+Records go from librdkafka to Arrow without a Python object per record: a
+:class:`~connector.kafka._native.NativeConsumer` (librdkafka's C API, the library
+confluent-kafka loaded) fills an array of message addresses, and the compiled loops of
+:mod:`connector.kafka._batch_kernel` copy keys, values, timestamps and headers into Arrow
+buffers. Error events (rare) come to Python one by one and are handled by
+:mod:`connector.kafka._fetch_errors`.
+
 Every range gets a fresh consumer, closed when the range ends (also when the task stops
 early): an idle consumer kept for the next task crashed the whole Python worker (a segfault
 in librdkafka's metadata cache) once its topic was deleted and recreated, and on the mock
@@ -14,38 +21,25 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
 
-import numpy as np
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from connector.errors import ConfigError, KafkaReadError
+from connector.errors import KafkaReadError
 
 from ._fetch_errors import Progress, check_gap, on_error, where
 from ._ranges import OffsetRange
+from ._raw_schema import RAW_ARROW_SCHEMA, RAW_ARROW_SCHEMA_NO_HEADERS
+
+if TYPE_CHECKING:
+    from ._native import NativeConsumer
 
 __all__ = ["RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "read_range", "read_ranges", "commit_offsets",
            "consumer_stats"]
 
 _log = logging.getLogger(__name__)
-
-HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
-
-#: Schema of the batches :func:`read_range` yields (Spark's Kafka source columns).
-RAW_ARROW_SCHEMA = pa.schema([
-    pa.field("key", pa.binary()),
-    pa.field("value", pa.binary()),
-    pa.field("topic", pa.string()),
-    pa.field("partition", pa.int32()),
-    pa.field("offset", pa.int64()),
-    pa.field("timestamp", pa.timestamp("us", tz="UTC")),
-    pa.field("timestampType", pa.int32()),
-    pa.field("headers", HEADERS_TYPE),
-])
-#: Same without the ``headers`` column (``include_headers=False``).
-RAW_ARROW_SCHEMA_NO_HEADERS = pa.schema([f for f in RAW_ARROW_SCHEMA if f.name != "headers"])
-_TS_TYPE = pa.timestamp("us", tz="UTC")
 
 
 # ---------------------------------------------------------------------------- consumers
@@ -95,11 +89,10 @@ def _consumer_conf(conf: Mapping[str, str], isolation_level: str,
     return c
 
 
-def _open_consumer(conf: dict[str, str]) -> Consumer:
-    try:
-        consumer = Consumer(conf, logger=_log)
-    except KafkaException as e:
-        raise ConfigError(f"invalid Kafka configuration: {e.args[0].str()}") from e
+def _open_consumer(conf: dict[str, str], capacity: int) -> NativeConsumer:
+    from ._native import NativeConsumer  # numba kernels: imported by executors only
+
+    consumer = NativeConsumer(conf, _log, capacity)
     with _lock:
         _check_pid()
         _stats["created"] += 1
@@ -107,69 +100,12 @@ def _open_consumer(conf: dict[str, str]) -> Consumer:
     return consumer
 
 
-def _close_consumer(consumer: Consumer) -> None:
+def _close_consumer(consumer: NativeConsumer) -> None:
     try:
         consumer.close()
-    except (KafkaException, RuntimeError):
-        _log.debug("ignoring error while closing a consumer", exc_info=True)
     finally:
         with _lock:
             _stats["open"] -= 1
-
-
-# ---------------------------------------------------------------------------- Arrow building
-
-def _headers_array(msgs: list[Message]) -> pa.Array:
-    hs = list(map(Message.headers, msgs))
-    if not any(hs):
-        return pa.nulls(len(msgs), HEADERS_TYPE)
-    # Spark's Kafka source gives null (not an empty list) for records without headers.
-    # The stub's HeadersType includes the produce-side dict (hence the ignore); a consumed
-    # message always carries a list of (key, value) tuples.
-    return pa.array([[{"key": k, "value": v} for k, v in h] if h else None for h in hs],  # type: ignore[str-unpack]
-                    type=HEADERS_TYPE)
-
-
-def _offset(msg: Message) -> int:
-    """Offset of a consumed record (librdkafka sets one on every message that is not an error)."""
-    off = msg.offset()
-    if off is None:
-        raise KafkaReadError(f"librdkafka returned a record without an offset from {msg.topic()} "
-                             f"[{msg.partition()}]")
-    return off
-
-
-def _offsets(msgs: list[Message]) -> np.ndarray:
-    first, last = _offset(msgs[0]), _offset(msgs[-1])
-    if last - first == len(msgs) - 1:
-        # Offsets strictly increase within a partition, so this span means no gaps.
-        return np.arange(first, last + 1, dtype=np.int64)
-    return np.fromiter(map(Message.offset, msgs), dtype=np.int64, count=len(msgs))
-
-
-def _to_batch(msgs: list[Message], topic: str, partition: int,
-              include_headers: bool) -> pa.RecordBatch:
-    # The per-message accessor calls are the unavoidable cost of confluent-kafka; map() over
-    # the unbound methods and np.fromiter keep the Python overhead around them minimal.
-    n = len(msgs)
-    ts = np.fromiter(chain.from_iterable(map(Message.timestamp, msgs)), dtype=np.int64,
-                     count=2 * n)
-    ts_type = ts[0::2]
-    missing = ts_type == 0  # librdkafka TIMESTAMP_NOT_AVAILABLE
-    # librdkafka: 1 = CreateTime, 2 = LogAppendTime; Kafka/Spark: 0 and 1 (-1 = none).
-    columns = [
-        pa.array(list(map(Message.key, msgs)), type=pa.binary()),
-        pa.array(list(map(Message.value, msgs)), type=pa.binary()),
-        pa.repeat(pa.scalar(topic, pa.string()), n),
-        pa.repeat(pa.scalar(partition, pa.int32()), n),
-        pa.array(_offsets(msgs)),
-        pa.array(ts[1::2] * 1000, type=pa.int64(), mask=missing).cast(_TS_TYPE),
-        pa.array((ts_type - 1).astype(np.int32), type=pa.int32()),
-    ]
-    if include_headers:
-        columns.append(_headers_array(msgs))
-        return pa.RecordBatch.from_arrays(columns, schema=RAW_ARROW_SCHEMA)
-    return pa.RecordBatch.from_arrays(columns, schema=RAW_ARROW_SCHEMA_NO_HEADERS)
 
 
 # ---------------------------------------------------------------------------- reading
@@ -263,16 +199,17 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
     c = _consumer_conf(conf, iso, group_prefix)
     if len(todo) > 1 and ahead > 0:
         c.setdefault("queued.max.messages.kbytes", _QUEUE_KB_SEVERAL)
-    opened: list[Consumer] = []
+    schema = RAW_ARROW_SCHEMA if include_headers else RAW_ARROW_SCHEMA_NO_HEADERS
+    opened: list[NativeConsumer] = []
     try:
         for i, rng in enumerate(todo):
             try:
                 while len(opened) < min(max(ahead, 0) + 1, len(todo) - i):
                     nxt = todo[i + len(opened)]
-                    opened.append(_open_consumer(c))
-                    opened[-1].assign([TopicPartition(nxt.topic, nxt.partition, nxt.start)])
+                    opened.append(_open_consumer(c, batch_size))
+                    opened[-1].assign(nxt.topic, nxt.partition, nxt.start)
                 consumer = opened[0]
-                for batch in _read(consumer, rng, batch_size, include_headers, fail_on_data_loss,
+                for batch in _read(consumer, rng, batch_size, schema, fail_on_data_loss,
                                    poll_timeout_s, logger):
                     yield rng, batch
             except KafkaException as e:
@@ -287,75 +224,71 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
             _close_consumer(consumer)
 
 
-def _fetch(consumer: Consumer, want: int, end: int, rng: OffsetRange, nxt: int,
-           progress: Progress) -> tuple[list[Message], bool]:
-    """Up to ``want`` messages/events; returns them and whether an error event is among them.
+def _fetch(consumer: NativeConsumer, want: int, end: int, rng: OffsetRange, nxt: int,
+           progress: Progress) -> None:
+    """Fill the consumer's (empty) window with up to ``want`` messages/events.
 
-    ``consume()`` blocks until it has ``num_messages`` or its timeout expires, and a range
-    that ends in an offset gap (compaction, transaction markers) never fills the count, so it
-    is called in short slices and returns as soon as the range end, an event or a pause in
-    the data is seen.
+    ``rd_kafka_consume_batch_queue`` blocks until it has the count or its timeout expires,
+    and a range that ends in an offset gap (compaction, transaction markers) never fills the
+    count, so it is called in short slices and returns as soon as the range end, an error
+    event or a pause in the data is seen.
     """
     slice_s = min(0.1, progress.timeout_s)
-    buf: list[Message] = []
-    while len(buf) < want:
-        got = consumer.consume(num_messages=want - len(buf), timeout=slice_s)
+    while consumer.count() < want:
+        got = consumer.consume(want - consumer.count(), slice_s)
         if not got:
-            if buf:
-                break
+            if consumer.count():
+                return
             progress.check(rng, nxt)
             continue
-        buf.extend(got)
-        if any(map(Message.error, got)):  # KafkaError objects are truthy
-            return buf, True
-        if _offset(got[-1]) >= end - 1:
-            break
-    return buf, False
+        if consumer.first_error(consumer.hi - got) < consumer.hi:
+            return
+        if consumer.last_offset() >= end - 1:
+            return
 
 
-def _read(consumer: Consumer, rng: OffsetRange, batch_size: int, include_headers: bool,
+def _read(consumer: NativeConsumer, rng: OffsetRange, batch_size: int, schema: pa.Schema,
           fail: bool, poll_timeout_s: float, logger) -> Iterator[pa.RecordBatch]:
     topic, partition, end = rng.topic, rng.partition, rng.end
     nxt = rng.start
     first = True
     progress = Progress(poll_timeout_s)  # the consumer is assigned at rng.start (read_ranges)
     while nxt < end:
-        msgs, has_error = _fetch(consumer, min(batch_size, end - nxt), end, rng, nxt, progress)
-        stop = False
-        resume_at = None
-        if has_error:
-            ok: list[Message] = []
-            for m in msgs:
-                err = m.error()
-                if err is None:
-                    ok.append(m)
-                    continue
-                pos = _offset(ok[-1]) + 1 if ok else nxt
-                action = on_error(consumer, rng, m, err, pos, fail, progress, logger)
-                if action == "stop":
-                    stop = True
-                    break
-                if action is not None:
-                    resume_at = action  # re-assigned past lost records
-                    break
-            msgs = ok
-            if not msgs and not stop and resume_at is None:
-                progress.check(rng, nxt)  # errors alone are no progress
-        if msgs and _offset(msgs[-1]) >= end:
-            msgs = [m for m in msgs if _offset(m) < end]
-        if msgs:
-            if first and _offset(msgs[0]) > nxt:
-                check_gap(consumer, rng, nxt, _offset(msgs[0]), fail, poll_timeout_s, logger)
-            first = False
-            nxt = _offset(msgs[-1]) + 1
-            yield _to_batch(msgs, topic, partition, include_headers)
-            progress.advanced()  # also: the caller's time with the batch is not our wait
-        if stop:
-            return
-        if resume_at is not None:
-            nxt = resume_at
-            first = False
-            progress.advanced()
+        _fetch(consumer, min(batch_size, end - nxt), end, rng, nxt, progress)
+        records = errors = False
+        while consumer.count():
+            k = consumer.first_error()
+            if k > consumer.lo:
+                run = k - consumer.lo
+                batches, below_end = consumer.take_records(k, end, topic, partition, schema)
+                if batches:
+                    records = True
+                    lo_off, hi_off = batches[0]["offset"][0].as_py(), batches[-1]["offset"][-1].as_py()
+                    if first and lo_off > nxt:
+                        check_gap(consumer, rng, nxt, lo_off, fail, poll_timeout_s, logger)
+                    first = False
+                    nxt = hi_off + 1
+                    yield from batches
+                    progress.advanced()  # also: the caller's time with the batch is not our wait
+                if below_end < run:  # a record at or past the end: the range is complete
+                    consumer.discard()
+                    if first:  # the whole range is a gap: legitimate unless it aged out
+                        check_gap(consumer, rng, nxt, end, fail, poll_timeout_s, logger)
+                    return
+                continue
+            errors = True
+            action = on_error(consumer, rng, consumer.take_error(), nxt, fail, progress, logger)
+            if action == "stop":
+                consumer.discard()
+                return
+            if action is not None:  # re-assigned past lost records
+                consumer.discard()
+                nxt = action
+                first = False
+                progress.advanced()
+                break
+        if errors and not records:
+            progress.check(rng, nxt)  # errors alone are no progress
 
 
 def commit_offsets(conf: Mapping[str, str], group_id: str,

@@ -28,12 +28,17 @@ from __future__ import annotations
 import logging
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from typing import TYPE_CHECKING
+
+from confluent_kafka import KafkaError, KafkaException
 
 from connector.errors import KafkaReadError
 
 from ._ranges import COULD_NOT_READ_OFFSET_RANGE, OffsetRange, report_data_loss
 from ._transient import GONE_CODES, error_text, is_fatal, is_transient
+
+if TYPE_CHECKING:
+    from ._native import ErrorEvent, NativeConsumer
 
 __all__ = ["Progress", "where", "watermarks", "check_gap", "on_error"]
 
@@ -86,16 +91,15 @@ class Progress:
                              f"(range end {rng.end}){last}")
 
 
-def watermarks(consumer: Consumer, rng: OffsetRange, timeout: float) -> tuple[int, int]:
+def watermarks(consumer: NativeConsumer, rng: OffsetRange, timeout: float) -> tuple[int, int]:
     """``(low, high)`` of the range's partition, retrying transient errors within ``timeout``."""
     deadline = time.monotonic() + timeout
     tries = 0
     while True:
         tries += 1
         try:
-            return consumer.get_watermark_offsets(TopicPartition(rng.topic, rng.partition),
-                                                  timeout=max(deadline - time.monotonic(), 0.001),
-                                                  cached=False)
+            return consumer.watermarks(rng.topic, rng.partition,
+                                       max(deadline - time.monotonic(), 0.001))
         except KafkaException as e:
             err = e.args[0] if e.args else e
             if not (isinstance(err, KafkaError) and is_transient(err)) \
@@ -104,7 +108,7 @@ def watermarks(consumer: Consumer, rng: OffsetRange, timeout: float) -> tuple[in
                                      f"({tries} attempt(s) within {timeout:g}s): {error_text(err)}") from e
         time.sleep(_RETRY_S)
         try:  # learn a moved leader before the next try
-            consumer.list_topics(rng.topic, timeout=max(deadline - time.monotonic(), 0.001))
+            consumer.partitions(rng.topic, max(deadline - time.monotonic(), 0.001))
         except KafkaException:
             pass
 
@@ -125,32 +129,30 @@ def _lost(rng: OffsetRange, frm: int, to: int, why: str) -> str:
             f"{rng.topic}-{rng.partition}: {why}.")
 
 
-def _still_listed(consumer: Consumer, rng: OffsetRange, timeout: float) -> bool:
+def _still_listed(consumer: NativeConsumer, rng: OffsetRange, timeout: float) -> bool:
     """Whether a fresh metadata answer lists the range's partition (True when none came:
     the no-progress bound then decides)."""
     try:
-        md = consumer.list_topics(rng.topic, timeout=timeout)
+        err, partitions = consumer.partitions(rng.topic, timeout)
     except KafkaException:
         return True
-    tmeta = md.topics.get(rng.topic)
-    if tmeta is None:
-        return False
-    if tmeta.error is not None and not tmeta.partitions:
-        return tmeta.error.code() not in GONE_CODES
-    return rng.partition in tmeta.partitions
+    if err and not partitions:
+        return err not in GONE_CODES
+    return rng.partition in partitions
 
 
-def on_error(consumer: Consumer, rng: OffsetRange, msg: Message, err: KafkaError, pos: int,
+def on_error(consumer: NativeConsumer, rng: OffsetRange, event: ErrorEvent, pos: int,
              fail: bool, progress: Progress, logger):
     """Handle one error event at read position ``pos`` (see the module's table).
 
     Returns ``"stop"`` (the range is done), an offset to resume from (after records were
     lost), or None (keep reading).
     """
+    err = event.error
     code = err.code()
     timeout = progress.timeout_s
     if code == KafkaError._PARTITION_EOF:
-        hw = msg.offset()
+        hw = event.offset
         if hw is not None and hw >= rng.end or pos >= rng.end:
             return "stop"  # the range ends in an offset gap
         low, high = watermarks(consumer, rng, timeout)
@@ -169,7 +171,7 @@ def on_error(consumer: Consumer, rng: OffsetRange, msg: Message, err: KafkaError
                              fail, logger)
             if low >= rng.end:
                 return "stop"
-            consumer.assign([TopicPartition(rng.topic, rng.partition, low)])
+            consumer.assign(rng.topic, rng.partition, low)
             return low
         if pos >= high:
             report_data_loss(COULD_NOT_READ_OFFSET_RANGE,
@@ -177,7 +179,7 @@ def on_error(consumer: Consumer, rng: OffsetRange, msg: Message, err: KafkaError
                              fail, logger)
             return "stop"
         # The log moved under the fetch but ``pos`` is valid again: fetch it once more.
-        consumer.assign([TopicPartition(rng.topic, rng.partition, pos)])
+        consumer.assign(rng.topic, rng.partition, pos)
         return pos
     if code in GONE_CODES:
         if _still_listed(consumer, rng, min(timeout, 10.0)):
@@ -189,7 +191,7 @@ def on_error(consumer: Consumer, rng: OffsetRange, msg: Message, err: KafkaError
                          _lost(rng, pos, rng.end, "the topic partition does not exist any "
                                "more"), fail, logger)
         return "stop"
-    if is_fatal(err) or (msg.topic() is not None and not is_transient(err)):
+    if is_fatal(err) or (event.topic is not None and not is_transient(err)):
         raise KafkaReadError(f"Kafka error while reading {where(rng, pos)}: {err.str()} "
                              f"({err.name()}, not retriable)")
     progress.transient(err.str())

@@ -136,14 +136,20 @@ def _declare(lib: ctypes.CDLL) -> SimpleNamespace:
         "rd_kafka_event_destroy": (None, vp),
         "rd_kafka_message_destroy": (None, vp),
         "rd_kafka_topic_name": (cp, vp),
+        # native consumer (connector.kafka._native): logs, errors, metadata
+        "rd_kafka_name": (cp, vp),
+        "rd_kafka_queue_new": (vp, vp),
+        "rd_kafka_set_log_queue": (c_int, vp, vp),
+        "rd_kafka_message_errstr": (cp, vp),
+        "rd_kafka_topic_new": (vp, vp, cp, vp),
+        "rd_kafka_topic_destroy": (None, vp),
+        "rd_kafka_metadata": (c_int, vp, c_int, vp, ctypes.POINTER(vp), c_int),
+        "rd_kafka_metadata_destroy": (None, vp),
         # producer
         "rd_kafka_flush": (c_int, vp, c_int),
         "rd_kafka_purge": (c_int, vp, c_int),
         "rd_kafka_outq_len": (c_int, vp),
         "rd_kafka_poll": (c_int, vp, c_int),
-        "rd_kafka_topic_new": (vp, vp, cp, vp),
-        "rd_kafka_topic_destroy": (None, vp),
-        "rd_kafka_set_log_queue": (c_int, vp, vp),
     }
     ns = SimpleNamespace(lib=lib)
     for name, (res, *args) in table.items():

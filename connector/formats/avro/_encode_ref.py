@@ -1,7 +1,7 @@
 """Reference Avro encoder: one Python call per record over the schema tree.
 
-It is the specification the vectorized encoder (``_avro_vec``) is tested against byte for
-byte, and the path ``EncodeOptions(fast_path=False)`` selects. Input values are Python
+It is the specification the compiled encoder (``_encode_program`` run by ``_encode_vm``) is
+tested against byte for byte, and the path ``EncodeOptions(fast_path=False)`` selects. Input values are Python
 objects as ``pa.Array.to_pylist()`` gives them for the decoder's Arrow type (see
 ``connector.formats.avro._schema``): multi-type unions are dicts ``{"member0": ..}`` with
 exactly one member set, ``[int, long]`` is written as the branch that fits, maps are lists
@@ -22,7 +22,7 @@ from connector.formats.avro._schema import Node, union_kind
 
 __all__ = ["encode_record", "RowError", "UUID_RE"]
 
-UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _EPOCH_NTZ = dt.datetime(1970, 1, 1)
 _DAY0 = dt.date(1970, 1, 1)
@@ -139,7 +139,7 @@ def _write(n: Node, v, out: bytearray, path: str) -> None:
             raise RowError(f"{path}: fixed({n.size}) needs {n.size} bytes, got {len(v)}")
         out += v
     elif k == "string":
-        if n.logical == "uuid" and not UUID_RE.match(v):
+        if n.logical == "uuid" and not UUID_RE.fullmatch(v):
             raise RowError(f"{path}: {v[:40]!r} is not a UUID")
         b = v.encode("utf-8")
         _zz_varint(len(b), out)

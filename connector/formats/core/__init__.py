@@ -37,16 +37,12 @@ from connector.formats.core._rows import (
 )
 from connector.formats.core._vec import (
     EMPTY_BYTES,
-    ZERO_BYTE,
     RowErrors,
     binary_from_buffers,
     byte_rows,
     dense,
-    fixed_width_rows,
     int_values,
-    join_parts,
     join_rows,
-    masked_part,
     prepend,
     valid_mask,
     varint_lengths,
@@ -66,8 +62,8 @@ __all__ = [
     "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
-    "coerce", "EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
-    "fixed_width_rows", "int_values", "join_parts", "join_rows", "masked_part", "prepend", "valid_mask", "varint_lengths",
+    "coerce", "EMPTY_BYTES", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
+    "int_values", "join_rows", "prepend", "valid_mask", "varint_lengths",
     "varints", "with_validity",
     "zigzag",
     # compiled kernels: numba's njit, cached on disk where it can be

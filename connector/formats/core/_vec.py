@@ -11,13 +11,12 @@ import pyarrow.compute as pc
 
 from connector.errors import EncodeError
 
-__all__ = ["EMPTY_BYTES", "ZERO_BYTE", "RowErrors", "binary_from_buffers", "zigzag", "varint_lengths", "varints",
-           "byte_rows", "fixed_width_rows", "join_rows", "join_parts", "masked_part", "prepend", "valid_mask",
+__all__ = ["EMPTY_BYTES", "RowErrors", "binary_from_buffers", "zigzag", "varint_lengths", "varints",
+           "byte_rows", "join_rows", "prepend", "valid_mask",
            "int_values",
            "with_validity", "dense"]
 
 EMPTY_BYTES = pa.scalar(b"", pa.binary())
-ZERO_BYTE = pa.scalar(b"\x00", pa.binary())
 _U64 = np.uint64
 _NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
 
@@ -118,8 +117,6 @@ def byte_rows(mat: np.ndarray, lens: np.ndarray, present: np.ndarray | None) -> 
     return binary_from_buffers(offsets, mat[keep], n)
 
 
-def fixed_width_rows(data: np.ndarray, width: int, n: int) -> pa.BinaryArray:
-    return binary_from_buffers(np.arange(n + 1, dtype=np.int64) * width, data.view(np.uint8), n)
 
 
 def join_rows(*args) -> pa.Array:
@@ -129,30 +126,6 @@ def join_rows(*args) -> pa.Array:
     return pc.binary_join_element_wise(*parts, EMPTY_BYTES, null_handling="replace", null_replacement="")
 
 
-def join_parts(parts: list, n: int) -> pa.Array:
-    """Row ``i`` = the concatenation of every part's row ``i``, in one Arrow join.
-
-    A part is a ``pa.BinaryArray`` of ``n`` rows (a null row adds nothing) or ``bytes`` added
-    to every row. Encoders collect a whole record's parts (nested records, length prefixes,
-    union branch indexes, the framing header) and join them once, instead of joining at every
-    level of the schema and copying the bytes again at each.
-    """
-    merged: list = []
-    for p in parts:
-        if isinstance(p, bytes):
-            if not p:
-                continue
-            if merged and isinstance(merged[-1], bytes):
-                merged[-1] += p
-                continue
-        merged.append(p)
-    if not any(isinstance(p, pa.Array) for p in merged):
-        const = b"".join(merged)
-        return pa.repeat(pa.scalar(const, pa.binary()), n) if n else pa.array([], pa.binary())
-    if len(merged) == 1 and merged[0].null_count == 0:
-        return merged[0]
-    return pc.binary_join_element_wise(*[pa.scalar(p, pa.binary()) if isinstance(p, bytes) else p for p in merged],
-                                       EMPTY_BYTES, null_handling="replace", null_replacement="")
 
 
 def prepend(payloads, prefix: bytes) -> pa.Array:
@@ -166,13 +139,6 @@ def prepend(payloads, prefix: bytes) -> pa.Array:
     return pc.binary_join_element_wise(pa.scalar(prefix, pa.binary()), payloads, EMPTY_BYTES)
 
 
-def masked_part(p, valid: np.ndarray, n: int):
-    """A part (see :func:`join_parts`) that adds nothing where ``valid`` is False."""
-    if valid.all():
-        return p
-    if isinstance(p, bytes):
-        p = pa.repeat(pa.scalar(p, pa.binary()), n) if n else pa.array([], pa.binary())
-    return with_validity(p, valid)
 
 
 def valid_mask(arr: pa.Array) -> np.ndarray:

@@ -22,6 +22,7 @@ import math
 import orjson
 import pyarrow as pa
 
+from connector.formats.json_schema._jsontext import loads_json_text
 from connector.formats.json_schema._schema import JNode
 
 __all__ = ["JsonEncoder"]
@@ -64,7 +65,7 @@ def _convert(n: JNode, v, path: str):
         return v.isoformat()
     if k == "json":
         try:
-            return json.loads(v) if isinstance(v, str) else v
+            return loads_json_text(v) if isinstance(v, str) else v
         except ValueError as e:
             raise _Bad(f"{path}: not JSON text: {e}") from e
     if k == "float" and isinstance(v, float) and not math.isfinite(v):

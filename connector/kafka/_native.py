@@ -1,0 +1,248 @@
+"""A librdkafka consumer handle driven directly (no confluent-kafka ``Message`` per record).
+
+:class:`NativeConsumer` is what an executor's read uses for one offset range: it assigns one
+partition at an offset, fills an array of message addresses with
+``rd_kafka_consume_batch_queue`` (the GIL is released while it waits) and hands runs of records
+to the compiled loops of :mod:`connector.kafka._batch_kernel`. The messages it holds are its
+*window* ``ptrs[lo:hi]``; each is destroyed exactly once (when its records are taken, when an
+error is read, or at :meth:`NativeConsumer.discard`/:meth:`NativeConsumer.close`), or
+``rd_kafka_destroy`` would wait for them forever.
+
+Errors reach the window as messages with ``err`` set, as with confluent-kafka's ``consume``:
+the consumer queue carries fetch errors and end-of-partition events, and the main queue (client
+errors without a topic) is forwarded to it. Such a message is read into an :class:`ErrorEvent`
+whose ``error`` is a :class:`confluent_kafka.KafkaError` built from its code and text (no
+``retriable``/``fatal`` flags, the same as confluent-kafka's message errors), so
+:mod:`connector.kafka._transient` classifies it by code.
+
+librdkafka's logs are queued (``log.queue``) on a queue of this handle and re-logged on the
+caller's logger after each call, at confluent-kafka's level mapping and in its format, so no raw
+lines reach stderr and no Python code runs on librdkafka's threads.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from confluent_kafka import KafkaError, KafkaException
+
+from . import _batch_kernel as kernel
+from ._librdkafka import MSG, RD_KAFKA_CONSUMER, TP, api, err_text, new_handle
+
+__all__ = ["NativeConsumer", "ErrorEvent"]
+
+_EVENT_LOG = 0x4  # RD_KAFKA_EVENT_LOG
+# syslog level -> logging level (as confluent-kafka maps them)
+_LEVELS = (logging.CRITICAL, logging.CRITICAL, logging.CRITICAL, logging.ERROR, logging.WARNING,
+           logging.INFO, logging.INFO, logging.DEBUG)
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """A message librdkafka returned with ``err`` set.
+
+    ``offset`` is the message's offset (the high watermark for end-of-partition), None when
+    negative; ``topic`` is None for client-level errors.
+    """
+
+    error: KafkaError
+    offset: int | None
+    topic: str | None
+
+
+class _MdPartition(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int32), ("err", ctypes.c_int), ("leader", ctypes.c_int32),
+                ("replica_cnt", ctypes.c_int), ("replicas", ctypes.c_void_p),
+                ("isr_cnt", ctypes.c_int), ("isrs", ctypes.c_void_p)]
+
+
+class _MdTopic(ctypes.Structure):
+    _fields_ = [("topic", ctypes.c_char_p), ("partition_cnt", ctypes.c_int),
+                ("partitions", ctypes.POINTER(_MdPartition)), ("err", ctypes.c_int)]
+
+
+class _Metadata(ctypes.Structure):
+    _fields_ = [("broker_cnt", ctypes.c_int), ("brokers", ctypes.c_void_p),
+                ("topic_cnt", ctypes.c_int), ("topics", ctypes.POINTER(_MdTopic)),
+                ("orig_broker_id", ctypes.c_int32), ("orig_broker_name", ctypes.c_char_p)]
+
+
+def _raise(code: int, what: str) -> None:
+    raise KafkaException(KafkaError(code, f"{what}: {err_text(code)}"))
+
+
+class NativeConsumer:
+    """A consumer handle, its consumer queue and its log queue.
+
+    Parameters
+    ----------
+    conf : mapping of str to str
+        librdkafka settings (``log.queue`` is set here).
+    logger : logging.Logger
+        Where librdkafka's logs go.
+    capacity : int
+        Most messages one :meth:`consume` window holds (the batch size).
+
+    Raises
+    ------
+    ConfigError
+        librdkafka refused a setting.
+    """
+
+    def __init__(self, conf: Mapping[str, str], logger: logging.Logger, capacity: int):
+        self._lib = lib = api()
+        self._log = logger
+        self._rk = new_handle(RD_KAFKA_CONSUMER, {**conf, "log.queue": "true"}, events=_EVENT_LOG)
+        self._name = (lib.name(self._rk) or b"").decode("utf-8", "replace")
+        self._logq = lib.queue_new(self._rk)
+        lib.set_log_queue(self._rk, self._logq)
+        lib.poll_set_consumer(self._rk)  # client errors come with the messages
+        self._q = lib.queue_get_consumer(self._rk)
+        self.ptrs = np.zeros(max(capacity, 1), np.int64)
+        self.lo = self.hi = 0
+
+    # ------------------------------------------------------------------ set-up and look-ups
+
+    def assign(self, topic: str, partition: int, offset: int) -> None:
+        """Assign exactly ``topic``/``partition`` from ``offset`` (replacing any assignment)."""
+        lib = self._lib
+        tpl = lib.topic_partition_list_new(1)
+        try:
+            tp = lib.topic_partition_list_add(tpl, topic.encode(), partition)
+            ctypes.c_int64.from_address(tp + TP.offset).value = offset
+            err = lib.assign(self._rk, tpl)
+        finally:
+            lib.topic_partition_list_destroy(tpl)
+        self.drain_logs()
+        if err:
+            _raise(err, f"assigning {topic} [{partition}] at offset {offset}")
+
+    def watermarks(self, topic: str, partition: int, timeout_s: float) -> tuple[int, int]:
+        """``(low, high)`` asked from the partition's leader; :class:`KafkaException` on error."""
+        lo, hi = ctypes.c_int64(), ctypes.c_int64()
+        err = self._lib.query_watermark_offsets(self._rk, topic.encode(), partition, ctypes.byref(lo),
+                                                ctypes.byref(hi), max(int(timeout_s * 1000), 1))
+        self.drain_logs()
+        if err:
+            _raise(err, f"listing offsets of {topic} [{partition}]")
+        return lo.value, hi.value
+
+    def partitions(self, topic: str, timeout_s: float) -> tuple[int, list[int]]:
+        """A fresh metadata answer for ``topic``: its error code (0 for none) and partition ids.
+        :class:`KafkaException` when no answer came."""
+        lib = self._lib
+        rkt = lib.topic_new(self._rk, topic.encode(), None)
+        md = ctypes.c_void_p()
+        try:
+            err = lib.metadata(self._rk, 0, rkt, ctypes.byref(md), max(int(timeout_s * 1000), 1))
+        finally:
+            lib.topic_destroy(rkt)
+        self.drain_logs()
+        if err:
+            _raise(err, f"metadata of topic {topic}")
+        try:
+            m = _Metadata.from_address(md.value or 0)
+            for i in range(m.topic_cnt):
+                t = m.topics[i]
+                if (t.topic or b"").decode("utf-8", "replace") == topic:
+                    return t.err, sorted(t.partitions[j].id for j in range(t.partition_cnt))
+            return KafkaError.UNKNOWN_TOPIC_OR_PART, []
+        finally:
+            lib.metadata_destroy(md)
+
+    # ------------------------------------------------------------------ the window
+
+    def consume(self, want: int, timeout_s: float) -> int:
+        """Append up to ``want`` messages to the window within ``timeout_s``; how many came."""
+        want = min(want, len(self.ptrs) - self.hi)
+        got = self._lib.consume_batch_queue(self._q, max(int(timeout_s * 1000), 0),
+                                            self.ptrs.ctypes.data + 8 * self.hi, want)
+        self.drain_logs()
+        if got < 0:
+            _raise(KafkaError._FAIL, "rd_kafka_consume_batch_queue failed")
+        self.hi += got
+        return got
+
+    def count(self) -> int:
+        return self.hi - self.lo
+
+    def first_error(self, start: int | None = None) -> int:
+        """Index of the first error message in the window (from ``start``), else ``hi``."""
+        return kernel.first_error(self.ptrs, self.lo if start is None else start, self.hi)
+
+    def last_offset(self) -> int:
+        return ctypes.c_int64.from_address(int(self.ptrs[self.hi - 1]) + MSG.offset).value
+
+    def take_records(self, upto: int, end: int, topic: str, partition: int,
+                     schema: pa.Schema) -> tuple[list[pa.RecordBatch], int]:
+        """Batches of the records ``ptrs[lo:upto]`` below offset ``end`` (see
+        :func:`~connector.kafka._batch_kernel.take_records`); they leave the window."""
+        lo = self.lo
+        self.lo = upto  # taken even if building fails: take_records destroys them
+        try:
+            return kernel.take_records(self.ptrs, lo, upto, end, topic, partition, schema)
+        finally:
+            self._settle()
+
+    def take_error(self) -> ErrorEvent:
+        """The error message at ``lo``, read and destroyed."""
+        p = int(self.ptrs[self.lo])
+        try:
+            code = ctypes.c_int32.from_address(p + MSG.err).value
+            rkt = ctypes.c_void_p.from_address(p + MSG.rkt).value
+            topic = (self._lib.topic_name(rkt) or b"").decode("utf-8", "replace") if rkt else None
+            offset = ctypes.c_int64.from_address(p + MSG.offset).value
+            text = (self._lib.message_errstr(p) or b"").decode("utf-8", "replace")
+        finally:
+            kernel.destroy(self.ptrs, self.lo, self.lo + 1)
+            self.lo += 1
+            self._settle()
+        return ErrorEvent(KafkaError(code, text), offset if offset >= 0 else None, topic)
+
+    def discard(self) -> None:
+        """Destroy every message still in the window."""
+        if self.hi > self.lo:
+            kernel.destroy(self.ptrs, self.lo, self.hi)
+        self.lo = self.hi = 0
+
+    def _settle(self) -> None:
+        if self.lo >= self.hi:
+            self.lo = self.hi = 0
+
+    # ------------------------------------------------------------------ logs and closing
+
+    def drain_logs(self) -> None:
+        """Re-log what librdkafka queued on the caller's logger."""
+        lib = self._lib
+        while True:
+            ev = lib.queue_poll(self._logq, 0)
+            if not ev:
+                return
+            try:
+                fac, text, level = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
+                if lib.event_log(ev, ctypes.byref(fac), ctypes.byref(text), ctypes.byref(level)) == 0:
+                    self._log.log(_LEVELS[min(max(level.value, 0), 7)], "%s [%s] %s",
+                                  (fac.value or b"").decode("utf-8", "replace"), self._name,
+                                  (text.value or b"").decode("utf-8", "replace"))
+            finally:
+                lib.event_destroy(ev)
+
+    def close(self) -> None:
+        """Destroy held messages, close the consumer and free the handle (idempotent)."""
+        if not self._rk:
+            return
+        lib = self._lib
+        try:
+            self.discard()
+            lib.consumer_close(self._rk)
+            self.drain_logs()
+        finally:
+            lib.queue_destroy(self._q)
+            lib.set_log_queue(self._rk, None)
+            lib.queue_destroy(self._logq)
+            lib.destroy(self._rk)
+            self._rk = 0
