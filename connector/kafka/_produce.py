@@ -309,10 +309,13 @@ class BatchProducer:
                                 "from producer_for()")
 
     def _code_text(self, code: int) -> str:
+        """A refused produce call's error; in the fatal state librdkafka answers with the fatal
+        error's own code (or ``_FATAL``), so the fatal state is asked for, not inferred."""
         from connector.kafka._librdkafka import err_text
 
-        if code == _ERR_FATAL:
-            return f"fatal producer error: {self._fatal_text() or err_text(code)}"
+        buf = ctypes.create_string_buffer(512)
+        if self._lib.fatal_error(self._rk, buf, len(buf)) or code == _ERR_FATAL:
+            return f"fatal producer error: {buf.value.decode('utf-8', 'replace') or err_text(code)}"
         return err_text(code)
 
     def _topic_handles(self, topics, n: int):

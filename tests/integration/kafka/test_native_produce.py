@@ -254,3 +254,28 @@ def test_a_forked_worker_gets_its_own_producer_and_leaves_the_parents_alone(kafk
     parent.produce(topic, [b"p1"], None, [0], None)  # the parent's handle still works
     parent.finish(30)
     assert sorted(v for _, _, v, _ in _read(kafka, topic, 3, partitions=[0])) == [b"c", b"p0", b"p1"]
+
+
+def test_a_fatal_producer_error_fails_the_batch_saying_so(kafka):
+    """librdkafka's own fault hook (``rd_kafka_test_fatal_error``) puts the idempotent producer
+    in its fatal state: the error event is read and every later produce or finish fails, naming it."""
+    import ctypes
+
+    from connector.kafka._librdkafka import api
+
+    topic = _topic("native-fatal")
+    kafka.create_topic(topic)
+    bp = BatchProducer({"bootstrap.servers": kafka.bootstrap_servers})
+    try:
+        bp.produce(topic, [b"a"], None, [0], None)
+        bp.finish(30)
+        hook = api().lib.rd_kafka_test_fatal_error
+        hook.restype, hook.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p]
+        assert hook(bp._rk, 47, b"injected by the test") == 0  # INVALID_PRODUCER_EPOCH
+        with pytest.raises(DeliveryError) as info:
+            bp.produce(topic, [b"b"], None, [0], None)
+            bp.finish(30)
+        text = str(info.value)
+        assert "fatal producer error" in text and "injected by the test" in text and bp.broken, text
+    finally:
+        bp.close()
