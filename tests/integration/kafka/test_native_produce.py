@@ -279,3 +279,28 @@ def test_a_fatal_producer_error_fails_the_batch_saying_so(kafka):
         assert "fatal producer error" in text and "injected by the test" in text and bp.broken, text
     finally:
         bp.close()
+
+
+def test_a_broker_refusal_is_reported_with_topic_partition_and_the_brokers_error():
+    """A produce request the broker answers with a permanent error: the failure report names the
+    topic, the partition librdkafka chose and the broker's error (not a timeout)."""
+    from tests.reliability.mock_cluster import ApiKey, Err, MockCluster
+
+    mc = MockCluster(1)
+    try:
+        topic = _topic("native-refused")
+        mc.create_topic(topic, 2)
+        bp = BatchProducer({"bootstrap.servers": mc.bootstrap_servers, "log_level": 0})
+        try:
+            bp.produce(topic, [b"warm"], None, [0], None)
+            bp.finish(30)
+            mc.push_broker_errors(1, ApiKey.PRODUCE, *[Err.TOPIC_AUTHORIZATION_FAILED] * 5)
+            with pytest.raises(DeliveryError) as info:
+                bp.produce(topic, [b"x"], None, [1], None)
+                bp.finish(30)
+        finally:
+            bp.close()
+    finally:
+        mc.close()
+    assert info.value.failures and info.value.failures[0][:2] == (topic, 1), info.value.failures
+    assert "authoriz" in info.value.failures[0][2].lower(), info.value.failures
