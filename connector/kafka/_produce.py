@@ -279,6 +279,9 @@ class BatchProducer:
         need = VU_WORDS * (FIXED_VUS + most)
         if len(self._vus) < need:
             self._vus = np.zeros(need, np.int64)
+        # read-only views throughout: one compiled signature whatever the batch's shape
+        rkts, tix, parts, vbits, voff, kbits, koff, hrow, hname, hval, hlen = (
+            _ro(a) for a in (rkts, tix, parts, vbits, voff, kbits, koff, hrow, hname, hval, hlen))
         row = 0
         while True:
             row, code = produce_rows(self._rk, row, n, rkts, tix, parts, vbits, voff_bit, voff, vdata,
@@ -408,6 +411,13 @@ def _log_level(syslog_level: int) -> int:
     return logging.INFO if syslog_level <= 6 else logging.DEBUG
 
 
+def _ro(a: np.ndarray) -> np.ndarray:
+    """A read-only view (numba compiles read-only and writable arrays as different types)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def _binary(arr) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -472,7 +482,7 @@ def _header_entries(headers: Headers | None):
     hi = len(names)
     nbits, noff_bit, noffs, ndata = _buffers(names.cast(pa.binary()))
     data = np.frombuffer(names.buffers()[2], np.uint8) if ndata else _EMPTY_U8
-    cbuf, starts = c_strings(noffs.astype(np.int64), data)
+    cbuf, starts = c_strings(_ro(noffs.astype(np.int64)), _ro(data))
     hname = cbuf.ctypes.data + starts
     vbits, vbit_off, voffs, vdata = _buffers(vals)
     valid = pc.is_valid(vals).to_numpy(zero_copy_only=False)
