@@ -12,14 +12,20 @@ address records, a ``map<int>``, two decimals, three enums, nullable fields), in
   and framed* (fastavro), then ``flush()``, with the same producer guarantees
   (``enable.idempotence=true``, ``acks=all``);
 * for the breakdown, **encode only**: the same ``mapInArrow`` running our encode core
-  (``encode_column``) on each batch, without Kafka.
+  (``encode_column``) on each batch, without Kafka, and **Spark's trivial Python sink**: a
+  ``DataSourceArrowWriter`` that only counts rows (Spark's own cost of a Python data source write);
+* **produce only** (``--produce-only``), no Spark, the mock cluster in a child process: the
+  sink's producer (``BatchProducer``, the batch handed to librdkafka by one compiled loop)
+  against confluent-kafka's ``produce()`` loop, on the same pre-encoded bytes in batches of
+  10,000 (Spark's Arrow batch size), with the producing thread's CPU time
+  (``time.thread_time``) and the process's (librdkafka's threads included) beside the wall time.
 
 The goal (issue 24) is ours ≥ 0.9× Spark's floor (medians of ``--runs``). It also times the
 first write of the session against the later ones, with Spark's own first write through a
 trivial Python sink for scale. The mock broker keeps only ~5 MB per partition (FACTS.md): older
 records are dropped, which does not matter for writes.
 
-Run: ``python -m benchmarks.spark_write_bench [--rows N ...] [--runs R]``.
+Run: ``python -m benchmarks.spark_write_bench [--rows N ...] [--runs R] [--produce-only]``.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ OURS = "df.write.format('asyncapi-kafka')"
 FLOOR = "Spark floor: mapInArrow counting rows"
 RAW = "raw produce loop, pre-encoded, idempotent"
 ENCODE = "mapInArrow running encode_column only (no Kafka)"
+TRIVIAL = "Spark's trivial Python sink (counts rows)"
 
 # The order record (ORDER_V2) as Spark SQL over spark.range: the same shapes as
 # spark_bench.order_records (nulls every 5th email, 3rd note, 2nd discount; 0..3 map items).
@@ -98,6 +105,69 @@ def raw_produce(conf: dict, topic: str, values: list[bytes]) -> None:
                     continue
     if p.flush(120):
         raise RuntimeError("raw loop: records left undelivered")
+
+
+def native_produce(conf: dict, topic: str, batches: list) -> None:
+    """The sink's producer on Arrow batches of pre-encoded bytes (what a write task does after
+    encoding), every delivery checked."""
+    from connector.kafka import BatchProducer
+
+    bp = BatchProducer(conf)
+    try:
+        for b in batches:
+            bp.produce(topic, b)
+        bp.finish(120)
+    finally:
+        bp.close()
+
+
+def produce_only(bootstrap: str, sizes=(200_000, 1_000_000), runs: int = 3) -> dict:
+    """Wall, thread-CPU and process-CPU seconds of the native batch produce vs the confluent loop
+    (the broker runs in another process, so the process CPU is the producer's, librdkafka's
+    threads included)."""
+    import pyarrow as pa
+
+    from connector.kafka import BatchProducer
+
+    conf = {"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"}
+    out: dict = {}
+    warm = BatchProducer({"bootstrap.servers": bootstrap})  # compile / load the kernel once
+    warm.produce("bench-produce-warm", [b"x"])
+    warm.finish(30)
+    warm.close()
+    for n in sizes:
+        values = _order_frames(n, 1, ORDER_V2, 2)
+        arr = pa.array(values, pa.binary())
+        batches = [arr.slice(i, 10_000) for i in range(0, n, 10_000)]
+        topic = f"bench-produce-{n}"
+        raw_produce(conf, topic, values[:1000])
+        got: dict[str, list[tuple[float, float, float]]] = {"native": [], "confluent": []}
+        for _ in range(runs):  # alternating
+            for name, fn in (("native", lambda: native_produce(conf, topic, batches)),
+                             ("confluent", lambda: raw_produce(conf, topic, values))):
+                c0, p0, t0 = time.thread_time(), time.process_time(), time.perf_counter()
+                fn()
+                got[name].append((time.perf_counter() - t0, time.thread_time() - c0, time.process_time() - p0))
+        med = {name: [statistics.median(x[i] for x in xs) for i in range(3)] for name, xs in got.items()}
+        for name, (wall, thread, proc) in med.items():
+            out[f"{n:,}: produce only, {name}: wall (s)"] = wall
+            out[f"{n:,}: produce only, {name}: thread CPU (s)"] = thread
+            out[f"{n:,}: produce only, {name}: process CPU (s)"] = proc
+        for i, what in enumerate(("wall", "thread CPU", "process CPU")):
+            out[f"{n:,}: ratio produce only, confluent / native, {what}"] = med["confluent"][i] / med["native"][i]
+    out["load average"] = os.getloadavg()[0]
+    return out
+
+
+def _broker_process():
+    """A librdkafka mock cluster in a child process (its CPU is not the producer's): (process, bootstrap)."""
+    import subprocess
+
+    code = ("import sys, time\nfrom connector.testing import EmbeddedKafka\nk = EmbeddedKafka()\n"
+            "print(k.bootstrap_servers, flush=True)\nsys.stdin.read()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
 
 
 def count_rows(batches):
@@ -205,16 +275,22 @@ def run(sizes=(200_000, 1_000_000), runs: int = 3, spark=None) -> dict:
                 raw_produce(guarded, f"{topic}-raw", values[:1000])
                 floor()
                 encode_only()
-                times: dict[str, list[float]] = {OURS: [], FLOOR: [], RAW: [], ENCODE: []}
+                def trivial_sink() -> None:
+                    df.write.format("bench-trivial-sink").mode("append").save()
+
+                times: dict[str, list[float]] = {OURS: [], FLOOR: [], RAW: [], ENCODE: [], TRIVIAL: []}
                 for _ in range(runs):  # interleaved: the machine's load drifts
                     times[RAW].append(_seconds(lambda: raw_produce(guarded, f"{topic}-raw", values)))
                     times[FLOOR].append(_seconds(floor))
                     times[ENCODE].append(_seconds(encode_only))
+                    times[TRIVIAL].append(_seconds(trivial_sink))
                     times[OURS].append(_seconds(ours))
                 for k, ts in times.items():
                     out[f"{n:,}: {k}"] = n / statistics.median(ts)
                 out[f"{n:,}: ratio ours / Spark floor"] = statistics.median(times[FLOOR]) / statistics.median(times[OURS])
                 out[f"{n:,}: ratio ours / raw loop"] = statistics.median(times[RAW]) / statistics.median(times[OURS])
+                out[f"{n:,}: ratio ours / trivial Python sink"] = (
+                    statistics.median(times[TRIVIAL]) / statistics.median(times[OURS]))
                 df.unpersist()
                 os.unlink(doc)
     finally:
@@ -239,8 +315,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[200_000, 1_000_000])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--produce-only", action="store_true",
+                    help="only the in-process produce comparison (no Spark)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.produce_only:
+        broker, bootstrap = _broker_process()
+        try:
+            show(produce_only(bootstrap, tuple(args.rows), args.runs))
+        finally:
+            broker.kill()
+            broker.wait()
+        return 0
     show(run(tuple(args.rows), args.runs))
     return 0
 

@@ -52,8 +52,10 @@ from ._ranges import (
 )
 from ._produce import (
     DEFAULT_MESSAGE_MAX_BYTES,
+    HEADER_TYPE,
     OWNED_PRODUCER_SETTINGS,
     BatchProducer,
+    Headers,
     producer_for,
 )
 from ._reader import DEFAULT_ISOLATION_LEVEL, MAX_TIMESTAMP, KafkaOffsetReader, apply_timestamp_results
@@ -75,6 +77,6 @@ __all__ = [
     "kafka_conf_from_options", "OWNED_KAFKA_SETTINGS", "SECRET_KAFKA_SETTINGS",
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "kafka_error", "norm_config",
-    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "producer_for",
+    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "Headers", "HEADER_TYPE", "producer_for",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]

@@ -1,40 +1,48 @@
 """Producing whole Arrow batches to Kafka with every delivery checked (the sink's executor side).
 
-Delivery contract (what :func:`produce_batch` / :meth:`BatchProducer.finish` guarantee):
+Delivery contract (what :meth:`BatchProducer.produce` / :meth:`BatchProducer.finish` guarantee):
 
 * the producer is idempotent (``enable.idempotence=true``, hence ``acks=all``): librdkafka's
   internal retries never duplicate or reorder a partition's records;
-* ``delivery.report.only.error=true``: librdkafka calls back only for failed records, so the
-  hot loop pays no Python call per delivered record; :meth:`BatchProducer.finish` flushes until
-  the queue is empty and raises :class:`~connector.errors.DeliveryError` if any record failed
-  (naming topic, partition and the broker's error) or a fatal producer error was seen;
+* ``delivery.report.only.error=true``: librdkafka reports only failed records, so the hot loop
+  pays nothing per delivered record; :meth:`BatchProducer.finish` flushes until the queue is
+  empty and raises :class:`~connector.errors.DeliveryError` if any record failed (naming topic,
+  partition and the broker's error) or a fatal producer error was seen;
 * a record larger than ``message.max.bytes`` is refused before anything of its batch is queued.
 
 A task that fails after some of its records were delivered is retried by Spark and writes them
 again: at-least-once, as Spark's own Kafka sink.
+
+The producer is a librdkafka handle of its own (:mod:`connector.kafka._librdkafka`, the very
+library confluent-kafka loaded), not a confluent-kafka ``Producer``: a batch is handed over by
+one compiled loop (:mod:`connector.kafka._produce_kernel`) reading the Arrow buffers, with no
+Python call per record. Delivery failures, errors and librdkafka's logs arrive as events on the
+handle's main queue, read by the task's own thread between batches (no callback from
+librdkafka's threads); logs go to the ``asyncapi_kafka`` logger.
 """
 from __future__ import annotations
 
-from typing import cast
-
-import itertools
+import ctypes
+import dataclasses
 import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from confluent_kafka import KafkaError, KafkaException, Producer
 
-from connector.errors import ConfigError, DeliveryError, MessageTooLargeError
-from connector.kafka._conf import is_secret_setting
+from connector.errors import DeliveryError, MessageTooLargeError
 
 __all__ = [
     "DEFAULT_MESSAGE_MAX_BYTES",
+    "HEADER_TYPE",
     "OWNED_PRODUCER_SETTINGS",
     "BatchProducer",
+    "Headers",
     "producer_for",
 ]
 
@@ -56,12 +64,68 @@ OWNED_PRODUCER_SETTINGS: Mapping[str, str] = {
                       "the document's key schema)",
     "value.serializer": "values are encoded and framed by the sink from the document's schema",
     "interceptor.classes": "interceptors are not supported by the sink",
+    "log.queue": "the sink reads librdkafka's logs from the producer's queue and sends them to "
+                 "the 'asyncapi_kafka' logger",
 }
 
-_OWNED_VALUES = {"enable.idempotence": True, "acks": "all", "delivery.report.only.error": True}
+_OWNED_VALUES = {"enable.idempotence": True, "acks": "all", "delivery.report.only.error": True,
+                 "log.queue": True}
+
+#: The ``headers`` column's type: one list of (name, value) per record.
+HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 # One header costs its name, its value and about 2 varints; a record batch adds ~70 bytes.
 _RECORD_OVERHEAD = 100
+
+# librdkafka constants (rd_kafka.h)
+_EV_DR, _EV_LOG, _EV_ERROR = 0x1, 0x4, 0x8
+_ERR_FATAL, _ERR_MSG_TIMED_OUT = -150, -192
+_PURGE_QUEUE, _PURGE_INFLIGHT, _PURGE_NON_BLOCKING = 0x1, 0x2, 0x4
+_FLUSH_SLICE_MS = 100   # finish() serves failure reports at least this often
+_ROOM_WAIT_MS = 10      # queue full: wait this long for an event before trying again
+
+_EMPTY_U8 = np.zeros(0, np.uint8)
+_EMPTY_I32 = np.zeros(0, np.int32)
+_EMPTY_I64 = np.zeros(0, np.int64)
+_ONE_BYTE = np.zeros(1, np.uint8)  # a non-NULL address for empty keys and values
+
+
+@dataclasses.dataclass(frozen=True)
+class Headers:
+    """Record headers of a batch: ``rows`` (:data:`HEADER_TYPE`, one list per record, null or
+    empty for none) followed, on every record, by the ``common`` (name, value) pairs (the
+    framing's schema-id headers)."""
+
+    rows: pa.Array | None = None
+    common: tuple[tuple[str, bytes], ...] = ()
+
+    @classmethod
+    def of(cls, headers) -> Headers | None:
+        """Headers from this class, an Arrow list array, or per-record lists of (name, value)."""
+        if headers is None or isinstance(headers, Headers):
+            return headers
+        if isinstance(headers, pa.ChunkedArray):
+            headers = headers.combine_chunks()
+        if isinstance(headers, pa.Array):
+            return cls(rows=headers)
+        rows = [None if not r else [{"key": k, "value": v.encode() if isinstance(v, str) else v} for k, v in r]
+                for r in headers]
+        return cls(rows=pa.array(rows, HEADER_TYPE))
+
+    def sizes(self, n: int) -> pa.Array | int | None:
+        """Each record's header bytes (name, value and ~4 bytes of lengths per header)."""
+        size = sum(len(k) + len(v) + 4 for k, v in self.common)
+        if self.rows is None:
+            return size or None
+        flat = self.rows.flatten()
+        if not len(flat):
+            return size or None
+        k, v = flat.flatten()
+        per = pc.add(pc.fill_null(pc.binary_length(k), 0), pc.fill_null(pc.binary_length(v), 0))
+        counts = pc.fill_null(pc.list_value_length(self.rows), 0).to_numpy(zero_copy_only=False)
+        ends = np.cumsum(counts)
+        cums = np.concatenate([[0], np.cumsum(per.to_numpy(zero_copy_only=False) + 4)])
+        return pa.array(cums[ends] - cums[ends - counts] + size)
 
 
 class BatchProducer:
@@ -71,40 +135,81 @@ class BatchProducer:
     """
 
     def __init__(self, conf: Mapping[str, object]):
+        from connector.kafka import _librdkafka as rdk
+
         full = dict(conf)
         full.update(_OWNED_VALUES)
-        full["error_cb"] = self._on_error
-        full["on_delivery"] = self._on_delivery
-        try:
-            self.producer = Producer(full)
-        except (KafkaException, ValueError, TypeError) as e:
-            text = _err_text(e)
-            for k, v in conf.items():  # librdkafka may quote a value back: never a secret one
-                if is_secret_setting(str(k)) and v and str(v) in text:
-                    text = text.replace(str(v), "***")
-            # Not chained: librdkafka's own exception text could carry a secret value.
-            raise ConfigError(f"invalid Kafka producer setting: {text}") from None
+        self._lib = lib = rdk.api()
+        self._rk = rk = rdk.new_handle(rdk.RD_KAFKA_PRODUCER, full, events=_EV_DR | _EV_ERROR | _EV_LOG)
+        lib.set_log_queue(rk, None)  # logs to the main queue, read as events
+        self._q = lib.queue_get_main(rk)
+        self._topics: dict[str, int] = {}
+        self._finalizer = weakref.finalize(self, _destroy, lib, rk, self._q, self._topics, os.getpid())
+        self._vus = np.zeros(0, np.int64)
         self.max_bytes = int(str(conf.get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES))
-        self.failures: list[tuple[str, int, str]] = []
+        self.failures: list[tuple[str, int | None, str]] = []
         self.failed_count = 0
         self.fatal: str | None = None
         self.broken = False
 
-    def _on_delivery(self, err, msg) -> None:
-        # Only failures arrive here (delivery.report.only.error): keep a few, count all.
-        if err is not None:
-            self.failed_count += 1
-            if len(self.failures) < 10:
-                text = err.str()
-                if err.code() == KafkaError._MSG_TIMED_OUT:
-                    text += " (not delivered within delivery.timeout.ms, retries included)"
-                self.failures.append((msg.topic(), msg.partition(), text))
+    # -- events ------------------------------------------------------------------------------
 
-    def _on_error(self, err) -> None:
-        if err.fatal():
-            self.fatal = err.str()
+    def _serve(self, timeout_ms: int = 0) -> None:
+        """Read every event waiting on the main queue (waiting up to ``timeout_ms`` for one)."""
+        lib = self._lib
+        ev = lib.queue_poll(self._q, timeout_ms)
+        while ev:
+            try:
+                kind = lib.event_type(ev)
+                if kind == _EV_DR:
+                    self._on_delivery(ev)
+                elif kind == _EV_ERROR:
+                    self._on_error(ev)
+                elif kind == _EV_LOG:
+                    self._on_log(ev)
+            finally:
+                lib.event_destroy(ev)
+            ev = lib.queue_poll(self._q, 0)
+
+    def _on_delivery(self, ev: int) -> None:
+        # Only failures arrive here (delivery.report.only.error): keep a few, count all.
+        from connector.kafka._librdkafka import MSG, err_text
+
+        lib = self._lib
+        m = lib.event_message_next(ev)
+        while m:
+            err = ctypes.c_int32.from_address(m + MSG.err).value
+            if err:
+                self.failed_count += 1
+                if len(self.failures) < 10:
+                    rkt = ctypes.c_void_p.from_address(m + MSG.rkt).value
+                    topic = (lib.topic_name(rkt) or b"?").decode("utf-8", "replace") if rkt else "?"
+                    part = ctypes.c_int32.from_address(m + MSG.partition).value
+                    text = err_text(err)
+                    if err == _ERR_MSG_TIMED_OUT:
+                        text += " (not delivered within delivery.timeout.ms, retries included)"
+                    self.failures.append((topic, part if part >= 0 else None, text))
+            m = lib.event_message_next(ev)
+
+    def _on_error(self, ev: int) -> None:
+        text = (self._lib.event_error_string(ev) or b"").decode("utf-8", "replace")
+        if self._lib.event_error_is_fatal(ev):
+            self.fatal = self._fatal_text() or text
         else:  # transient (broker down, reconnecting): the delivery reports decide
-            log.debug("kafka producer: %s", err.str())
+            log.debug("kafka producer: %s", text)
+
+    def _fatal_text(self) -> str:
+        buf = ctypes.create_string_buffer(512)
+        self._lib.fatal_error(self._rk, buf, len(buf))
+        return buf.value.decode("utf-8", "replace")
+
+    def _on_log(self, ev: int) -> None:
+        fac, text, level = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
+        if self._lib.event_log(ev, ctypes.byref(fac), ctypes.byref(text), ctypes.byref(level)) == 0:
+            log.log(_log_level(level.value), "librdkafka %s: %s", (fac.value or b"").decode("utf-8", "replace"),
+                    (text.value or b"").decode("utf-8", "replace"))
+
+    # -- the contract --------------------------------------------------------------------------
 
     def reset(self) -> None:
         self.failures, self.failed_count, self.fatal = [], 0, None
@@ -137,76 +242,114 @@ class BatchProducer:
                 f"with key and headers, over the producer's message.max.bytes={self.max_bytes}: raise "
                 "'kafka.message.max.bytes' (and the topic's max.message.bytes) or write smaller records")
 
-    def produce(self, topics, values: list, keys: list | None, partitions: list | None,
-                headers: list | None) -> int:
+    def produce(self, topics, values, keys=None, partitions=None, headers=None) -> int:
         """Queue one batch of records (already encoded and framed); returns how many.
 
-        ``topics`` is one topic name or a list (one per record); ``keys``, ``partitions`` and
-        ``headers`` are lists or None. Serves delivery reports as it goes and raises as soon as
-        one record failed.
+        Parameters
+        ----------
+        topics
+            One topic name, or one per record (an Arrow string array or a list).
+        values, keys
+            Arrow binary (or string) arrays, or lists of bytes; a null is a null value (a
+            tombstone) or a null key. ``keys`` None: no keys.
+        partitions
+            One partition per record (Arrow, numpy or list; null or -1: the partitioner), or None.
+        headers
+            :class:`Headers`, an Arrow array of :data:`HEADER_TYPE`, per-record lists of
+            (name, value), or None.
+
+        Serves failure reports as it goes and raises as soon as one record failed.
         """
+        from connector.kafka._produce_kernel import FIXED_VUS, VU_WORDS, produce_rows
+
+        self._alive()
+        values = _binary(values)
         n = len(values)
-        produce = self.producer.produce
-        poll = self.producer.poll
-        if isinstance(topics, str) and keys is None and partitions is None and headers is None:
-            self._produce_values(topics, values)
-            poll(0)
-            self.check()
-            return n
-        topic_it = itertools.repeat(topics, n) if isinstance(topics, str) else topics
-        if keys is None and partitions is None and headers is None:
-            # The common shape gets the shortest call: (topic, value).
-            rows = zip(topic_it, values)
+        if n == 0:
+            return 0
+        rkts, tix, topic_of = self._topic_handles(topics, n)
+        parts = _partitions(partitions, n)
+        vbits, voff_bit, voff, vdata = _buffers(values)
+        if keys is not None:
+            keys = _binary(keys)
+            kbits, koff_bit, koff, kdata = _buffers(keys)
         else:
-            # produce(topic, value, key, partition, callback, on_delivery, timestamp, headers)
-            rows = zip(topic_it, values, keys if keys is not None else itertools.repeat(None, n),
-                       partitions if partitions is not None else itertools.repeat(-1, n),
-                       itertools.repeat(None, n), itertools.repeat(None, n), itertools.repeat(0, n),
-                       headers if headers is not None else itertools.repeat(None, n))
-        i, row = 0, cast(tuple, ())
-        try:
-            for i, row in enumerate(rows):  # noqa: B007 - i names the failing record below
-                try:
-                    produce(*row)
-                except BufferError:
-                    self._wait_for_room(produce, row)
-        except KafkaException as e:
+            kbits, koff_bit, koff, kdata = _EMPTY_U8, 0, _EMPTY_I32, 0
+        hrow, hname, hval, hlen, lo, hi, most, keep = _header_entries(Headers.of(headers))
+        need = VU_WORDS * (FIXED_VUS + most)
+        if len(self._vus) < need:
+            self._vus = np.zeros(need, np.int64)
+        # read-only views throughout: one compiled signature whatever the batch's shape
+        rkts, tix, parts, vbits, voff, kbits, koff, hrow, hname, hval, hlen = (
+            _ro(a) for a in (rkts, tix, parts, vbits, voff, kbits, koff, hrow, hname, hval, hlen))
+        row = 0
+        while True:
+            row, code = produce_rows(self._rk, row, n, rkts, tix, parts, vbits, voff_bit, voff, vdata,
+                                     kbits, koff_bit, koff, kdata, hrow, hname, hval, hlen, lo, hi,
+                                     self._vus, _ONE_BYTE.ctypes.data)
+            if code == 0:
+                break
+            from connector.kafka._produce_kernel import ERR_QUEUE_FULL
+
+            if code == ERR_QUEUE_FULL:
+                # The local queue is full (queue.buffering.max.messages/kbytes): serve events until
+                # librdkafka has room, failing fast if deliveries are failing.
+                self._serve(_ROOM_WAIT_MS)
+                self.check()
+                continue
             self.broken = True
-            part = row[3] if len(row) > 3 and row[3] != -1 else "any"
-            raise DeliveryError(f"producing record {i} to topic {row[0] if row else '?'!r} partition {part} "
-                                f"failed: {_err_text(e)}") from e
-        poll(0)
+            part = int(parts[row]) if len(parts) and parts[row] != -1 else "any"
+            raise DeliveryError(f"producing record {row} to topic {topic_of(row)!r} partition {part} "
+                                f"failed: {self._code_text(code)}")
+        del keep
+        self._serve(0)
         self.check()
         return n
 
-    def _produce_values(self, topic: str, values: list) -> None:
-        """The common shape's loop - one topic, values only - with nothing per record but the
-        ``produce`` call (no tuple, no index: the index is found only if a call fails)."""
-        produce = self.producer.produce
-        v = None
-        try:
-            for v in values:
-                try:
-                    produce(topic, v)
-                except BufferError:
-                    self._wait_for_room(produce, (topic, v))
-        except KafkaException as e:
-            self.broken = True
-            i = next((j for j, x in enumerate(values) if x is v), "?")
-            raise DeliveryError(f"producing record {i} to topic {topic!r} partition any failed: "
-                                f"{_err_text(e)}") from e
+    def _alive(self) -> None:
+        if not self._finalizer.alive:
+            raise DeliveryError("this producer was closed (after a failure, or by its pool); take a new one "
+                                "from producer_for()")
 
-    def _wait_for_room(self, call, row) -> None:
-        # The local queue is full (queue.buffering.max.messages/kbytes): serve delivery reports
-        # until librdkafka has room, failing fast if deliveries are failing.
-        while True:
-            self.producer.poll(0.05)
-            self.check()
-            try:
-                call(*row)
-                return
-            except BufferError:
-                continue
+    def _code_text(self, code: int) -> str:
+        """A refused produce call's error; in the fatal state librdkafka answers with the fatal
+        error's own code (or ``_FATAL``), so the fatal state is asked for, not inferred."""
+        from connector.kafka._librdkafka import err_text
+
+        buf = ctypes.create_string_buffer(512)
+        if self._lib.fatal_error(self._rk, buf, len(buf)) or code == _ERR_FATAL:
+            return f"fatal producer error: {buf.value.decode('utf-8', 'replace') or err_text(code)}"
+        return err_text(code)
+
+    def _topic_handles(self, topics, n: int):
+        """(topic handles, each row's index into them or empty, row → topic name)."""
+        if isinstance(topics, str):
+            return np.array([self._topic(topics)], np.int64), _EMPTY_I32, lambda i: topics
+        arr = topics if isinstance(topics, pa.Array) else pa.array(list(topics), pa.string())
+        if len(arr) != n:
+            raise ValueError(f"{len(arr)} topics for {n} records")
+        enc = pc.dictionary_encode(arr)
+        names = enc.dictionary.to_pylist()
+        rkts = np.array([self._topic(t) for t in names], np.int64)
+        tix = _EMPTY_I32 if len(names) == 1 else enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+
+        def topic_of(i: int) -> str:
+            return arr[i].as_py()
+        return rkts, tix, topic_of
+
+    def _topic(self, name: str) -> int:
+        rkt = self._topics.get(name)
+        if rkt is None:
+            rkt = self._lib.topic_new(self._rk, name.encode(), None)
+            if not rkt:
+                raise DeliveryError(f"librdkafka refused topic {name!r} (an invalid topic name?)")
+            self._topics[name] = rkt
+        return rkt
+
+    def queued(self) -> int:
+        """Records (and events) librdkafka still holds: queued, in flight or unreported."""
+        self._alive()
+        return int(self._lib.outq_len(self._rk))
 
     def finish(self, timeout_s: float | None = None) -> None:
         """Wait for every queued record's delivery report; raise if any failed.
@@ -215,10 +358,13 @@ class BatchProducer:
         (``delivery.timeout.ms``, default 300 s): every record then either is delivered or
         reports a failure, so nothing is silently lost.
         """
+        self._alive()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            left = self.producer.flush(1.0)
+            self._lib.flush(self._rk, _FLUSH_SLICE_MS)  # ends as soon as nothing is left to send
+            self._serve(0)
             self.check()
+            left = self.queued()
             if left == 0:
                 return
             if deadline is not None and time.monotonic() > deadline:
@@ -228,11 +374,122 @@ class BatchProducer:
     def abandon(self) -> None:
         """Drop what is still queued (after a failure) so it is not sent after the task failed."""
         self.broken = True
+        if not self._finalizer.alive:
+            return
         try:
-            self.producer.purge(in_queue=True, in_flight=False)
-            self.producer.flush(0)
-        except (KafkaException, RuntimeError):  # best effort: the producer is thrown away anyway
+            self._lib.purge(self._rk, _PURGE_QUEUE)
+            self._serve(0)
+        except Exception:  # noqa: BLE001 - best effort: the producer is thrown away anyway
             pass
+
+    def close(self) -> None:
+        """Destroy the librdkafka handle (what is still queued or in flight is purged)."""
+        self.broken = True
+        self._finalizer()
+
+
+def _destroy(lib, rk: int, q: int, topics: dict[str, int], pid: int) -> None:
+    if os.getpid() != pid:  # a forked child: the handle's threads live in the parent only
+        return
+    lib.purge(rk, _PURGE_QUEUE | _PURGE_INFLIGHT | _PURGE_NON_BLOCKING)
+    ev = lib.queue_poll(q, 0)
+    while ev:
+        lib.event_destroy(ev)
+        ev = lib.queue_poll(q, 0)
+    lib.queue_destroy(q)
+    for rkt in topics.values():
+        lib.topic_destroy(rkt)
+    topics.clear()
+    lib.destroy(rk)
+
+
+def _log_level(syslog_level: int) -> int:
+    # librdkafka logs with syslog levels; its errors are mostly transient connection trouble
+    # (the delivery reports decide), hence at most a warning.
+    if syslog_level <= 4:
+        return logging.WARNING
+    return logging.INFO if syslog_level <= 6 else logging.DEBUG
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    """A read-only view (numba compiles read-only and writable arrays as different types)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _binary(arr) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not isinstance(arr, pa.Array):
+        return pa.array(arr, pa.binary())
+    if pa.types.is_string(arr.type):
+        return arr.cast(pa.binary())
+    if pa.types.is_large_string(arr.type):
+        return arr.cast(pa.large_binary())
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        raise TypeError(f"records must be binary, got {arr.type}")
+    return arr
+
+
+def _buffers(arr: pa.Array):
+    """(validity bitmap or empty, its bit offset, offsets of the array's rows, data address)."""
+    n = len(arr)
+    validity, offsets, data = arr.buffers()[:3]
+    dtype = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    if offsets is None:
+        offs = np.zeros(n + 1, dtype)
+    else:
+        offs = np.frombuffer(offsets, dtype, count=n + 1, offset=arr.offset * np.dtype(dtype).itemsize)
+    bits = np.frombuffer(validity, np.uint8) if arr.null_count and validity is not None else _EMPTY_U8
+    return bits, arr.offset, offs, (data.address if data is not None else 0)
+
+
+def _partitions(partitions, n: int) -> np.ndarray:
+    if partitions is None:
+        return _EMPTY_I32
+    if isinstance(partitions, np.ndarray):
+        out = partitions.astype(np.int32, copy=False)
+    else:
+        arr = partitions if isinstance(partitions, (pa.Array, pa.ChunkedArray)) else pa.array(partitions, pa.int32())
+        out = pc.fill_null(arr.cast(pa.int32()), -1).to_numpy(zero_copy_only=False)
+    if len(out) != n:
+        raise ValueError(f"{len(out)} partitions for {n} records")
+    return np.ascontiguousarray(out, np.int32)
+
+
+def _header_entries(headers: Headers | None):
+    """The kernel's header arrays: (row → entries offsets or empty, name addresses, value
+    addresses, value lengths, first and end index of the common entries, most entries of a
+    record, buffers to keep alive while the kernel runs)."""
+    if headers is None or (headers.rows is None and not headers.common):
+        return _EMPTY_I64, _EMPTY_I64, _EMPTY_I64, _EMPTY_I64, 0, 0, 0, None
+    from connector.kafka._produce_kernel import c_strings
+
+    rows = headers.rows
+    if rows is not None:
+        flat = rows.flatten()
+        names, vals = flat.flatten() if len(flat) else (pa.array([], pa.string()), pa.array([], pa.binary()))
+        counts = pc.fill_null(pc.list_value_length(rows), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        hrow = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        most = int(counts.max()) if len(counts) else 0
+    else:
+        names, vals, hrow, most = pa.array([], pa.string()), pa.array([], pa.binary()), _EMPTY_I64, 0
+    lo = len(names)
+    names = pa.concat_arrays([pc.fill_null(names.cast(pa.string()), ""),
+                              pa.array([k for k, _ in headers.common], pa.string())])
+    vals = pa.concat_arrays([_binary(vals).cast(pa.binary()), pa.array([v for _, v in headers.common], pa.binary())])
+    hi = len(names)
+    nbits, noff_bit, noffs, ndata = _buffers(names.cast(pa.binary()))
+    data = np.frombuffer(names.buffers()[2], np.uint8) if ndata else _EMPTY_U8
+    cbuf, starts = c_strings(_ro(noffs.astype(np.int64)), _ro(data))
+    hname = cbuf.ctypes.data + starts
+    vbits, vbit_off, voffs, vdata = _buffers(vals)
+    valid = pc.is_valid(vals).to_numpy(zero_copy_only=False)
+    starts_v = voffs[:-1].astype(np.int64) + vdata if vdata else np.full(hi, _ONE_BYTE.ctypes.data, np.int64)
+    hval = np.where(valid, starts_v, 0).astype(np.int64)  # 0: a null value
+    hlen = np.where(valid, np.diff(voffs), 0).astype(np.int64)
+    return hrow, hname.astype(np.int64), hval, hlen, lo, hi, most + len(headers.common), (cbuf, names, vals)
 
 
 def _describe_failures(failures: Sequence[tuple[str, int | None, str]]) -> str:
@@ -256,11 +513,6 @@ def _describe_failures(failures: Sequence[tuple[str, int | None, str]]) -> str:
     return "; ".join(parts)
 
 
-def _err_text(e: BaseException) -> str:
-    err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-    return err.str() if err is not None else (str(e) or type(e).__name__)
-
-
 _POOL: dict[tuple, BatchProducer] = {}
 _POOL_PID: list[int] = [os.getpid()]
 _POOL_LOCK = threading.Lock()
@@ -271,12 +523,13 @@ def producer_for(conf: Mapping[str, object]) -> BatchProducer:
     Spark's ``CachedKafkaProducer``); a producer that saw a failure is replaced."""
     key = tuple(sorted((str(k), str(v)) for k, v in conf.items()))
     with _POOL_LOCK:
-        if _POOL_PID[0] != os.getpid():  # forked: the parent's producers are not ours
+        if _POOL_PID[0] != os.getpid():  # forked: the parent's producers are not ours (nor closed here)
             _POOL.clear()
             _POOL_PID[0] = os.getpid()
         bp = _POOL.get(key)
         if bp is not None and bp.broken:
             _POOL.pop(key, None)
+            bp.close()
             bp = None
         if bp is None:
             bp = _POOL[key] = BatchProducer(conf)

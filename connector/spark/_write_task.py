@@ -1,8 +1,8 @@
 """Executor side of the sink: Arrow batches → encode → frame → produce → every delivery checked.
 
-Encoding and framing are whole-column Arrow operations; the only per-record Python work is the
-``Producer.produce`` call itself (and, when a ``headers`` column is given, building each record's
-header list), which is what a raw confluent-kafka produce loop does too.
+Encoding and framing are whole-column Arrow operations, and the encoded Arrow arrays (values,
+keys, topics, partitions, the ``headers`` column) go to the producer as they are: it hands the
+whole batch to librdkafka in one compiled loop, with no Python call per record.
 """
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ def _encode(enc: Encoding, values: pa.Array, what: str, topic_of, topics=None,
     w = enc.writer
     if enc.mode is EncodingMode.BYTES or w is None:
         return encode_column(values, encoder=None, framing=Framing.NONE).values, None, None
+    if w.rules and isinstance(topics, pa.Array):  # the rules name each row's topic from a list
+        topics = topics.to_pylist()
     out = encode_column(values, encoder=w.encoder, framing=w.framing, schema_id=w.wire_id,
                         message_indexes=w.message_indexes, compression=enc.compression, is_key=what == "key",
                         column=what, rules=w.rules, topics=topics, keys=keys)
@@ -90,7 +92,7 @@ def _topics(setup: WriteSetup, batch: pa.RecordBatch):
             raise ConfigError(f"topic {t!r} is not an address of channel {plan.channel!r} ({plan.address})")
     if len(uniq) == 1:
         return uniq[0]
-    return topics.to_pylist()
+    return topics
 
 
 def _value_array(setup: WriteSetup, batch: pa.RecordBatch) -> pa.Array:
@@ -100,30 +102,16 @@ def _value_array(setup: WriteSetup, batch: pa.RecordBatch) -> pa.Array:
     return pa.StructArray.from_arrays(cols, names=list(setup.value_fields))
 
 
-def _headers(batch: pa.RecordBatch, framing_headers: list) -> tuple[list | None, pa.Array | int | None]:
-    """Per-record header lists (user headers, then the schema-id headers) and their sizes."""
-    extra = framing_headers or []
-    if "headers" not in batch.schema.names:
-        if not extra:
-            return None, None
-        size = sum(len(k) + len(v) + 4 for k, v in extra)
-        return [extra] * batch.num_rows, size
-    col = batch.column("headers")
-    flat = col.flatten() if col.null_count < len(col) else None
-    rows = col.to_pylist()
-    out = [[(h["key"], h["value"].encode() if isinstance(h["value"], str) else h["value"]) for h in r] + extra
-           if r else (extra or None) for r in rows]
-    size = sum(len(k) + len(v) + 4 for k, v in extra)
-    if flat is not None and len(flat):
-        per = pc.add(pc.fill_null(pc.binary_length(flat.field("key")), 0),
-                     pc.fill_null(pc.binary_length(flat.field("value")), 0))
-        # sum of each row's header sizes: a list_value_length-weighted reduce via offsets
-        offsets = col.offsets.to_numpy()
-        cums = np.concatenate([[0], np.cumsum(per.to_numpy(zero_copy_only=False) + 4)])
-        start = offsets[:-1] - offsets[0]
-        end = offsets[1:] - offsets[0]
-        size = pa.array(cums[end] - cums[start] + size)
-    return out, size
+def _headers(batch: pa.RecordBatch, framing_headers: list):
+    """The batch's headers (the ``headers`` column, then the schema-id headers on every record)
+    and each record's header bytes, or (None, None)."""
+    from connector.kafka import Headers
+
+    rows = batch.column("headers") if "headers" in batch.schema.names else None
+    if rows is None and not framing_headers:
+        return None, None
+    headers = Headers(rows=rows, common=tuple(framing_headers or ()))
+    return headers, headers.sizes(batch.num_rows)
 
 
 def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
@@ -131,7 +119,7 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
     topics = _topics(setup, batch)
 
     def topic_of(i: int) -> str:
-        return topics if isinstance(topics, str) else topics[i]
+        return topics if isinstance(topics, str) else topics[i].as_py()
 
     raw_keys = batch.column("key") if setup.key.mode is not EncodingMode.ABSENT else None
     keys, khdr, kdrop = (None, None, None)
@@ -147,16 +135,16 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
         values = values.filter(keep)
         keys = keys.filter(keep) if keys is not None else None
         if not isinstance(topics, str):
-            topics = [t for t, k in zip(topics, (~dropped).tolist()) if k]
+            topics = topics.filter(keep)
     partitions = None
     if setup.has_partition:
-        partitions = pc.fill_null(batch.column("partition").cast(pa.int32()), -1).to_pylist()
+        partitions = pc.fill_null(batch.column("partition").cast(pa.int32()), -1)
     headers, hsize = _headers(batch, (khdr or []) + (vhdr or []))
     return topics, values, keys, partitions, headers, hsize
 
 
 def _topic_of(topics):
-    return (lambda i: topics) if isinstance(topics, str) else topics.__getitem__
+    return (lambda i: topics) if isinstance(topics, str) else (lambda i: topics[i].as_py())
 
 
 def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
@@ -172,10 +160,9 @@ def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
                 continue
             topics, values, keys, partitions, headers, hsize = encode_batch(setup, batch)
             bp.check_sizes(_topic_of(topics), values, keys, hsize)
-            bp.produce(topics, values.to_pylist(), keys.to_pylist() if keys is not None else None,
-                       partitions, headers)
+            bp.produce(topics, values, keys, partitions, headers)
             rows += batch.num_rows
-            seen.update([topics] if isinstance(topics, str) else set(topics))
+            seen.update([topics] if isinstance(topics, str) else pc.unique(topics).to_pylist())
         bp.finish()
     except BaseException:
         bp.abandon()

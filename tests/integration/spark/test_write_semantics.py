@@ -237,6 +237,21 @@ def test_record_over_message_max_bytes_is_refused(spark, kafka, tmp_path):
     assert "MessageTooLargeError" in text and "message.max.bytes=2000" in text and topic in text
 
 
+def test_oversized_record_of_a_templated_topic_names_its_topic(spark, kafka, tmp_path):
+    """Per-row topics reach the producer as an Arrow column: the error still names the row's topic."""
+    base = unique_topic("bigtmpl")
+    path = tmp_path / "bigtmpl.json"
+    path.write_text(mh.make_doc(bootstrap=kafka.bootstrap_servers, address=base + ".{region}", fmt="json",
+                                parameters={"region": {"description": "region"}}))
+    df = wh.frame(spark, "json", 4).selectExpr(
+        "key", "value.id", "if(value.id = 3, repeat('x', 5000), value.customer) as customer", "value.amount",
+        "value.status", "value.note", "if(value.id % 2 = 0, 'eu', 'us') as region")
+    with pytest.raises(Exception) as info:
+        wh.write(df, str(path), **{"kafka.message.max.bytes": "2000"})
+    text = str(info.value)
+    assert "MessageTooLargeError" in text and f"topic '{base}.us'" in text, text[-2000:]
+
+
 def test_overwrite_mode_is_refused(spark, kafka, tmp_path):
     doc = _doc(tmp_path, kafka.bootstrap_servers, unique_topic("ow"), "json")
     with pytest.raises(Exception) as info:

@@ -155,7 +155,7 @@ def test_producer_refuses_oversized_records_before_queueing(kafka):
     with pytest.raises(MessageTooLargeError) as info:
         bp.check_sizes(lambda i: "t", values, None, None)
     assert "record 1" in str(info.value) and "message.max.bytes=1500" in str(info.value)
-    assert len(bp.producer) == 0
+    assert bp.queued() == 0
 
 
 def test_unknown_partition_names_topic_and_partition(kafka):
