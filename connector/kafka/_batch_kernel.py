@@ -24,6 +24,7 @@ import pyarrow as pa
 from numba import types
 
 from connector.formats.core import njit
+from connector.formats.core.kernels import voidptr
 
 from . import _librdkafka as rd
 from ._raw_schema import HEADERS_TYPE
@@ -35,7 +36,6 @@ _TS_TYPE = pa.timestamp("us", tz="UTC")
 #: Most bytes one Arrow buffer with int32 offsets may hold (tests lower it to exercise splits).
 MAX_BUFFER_BYTES = 2**31 - 1
 
-voidptr = rd.voidptr
 _timestamp = rd.extern("rd_kafka_message_timestamp", types.int64(types.voidptr, types.voidptr))
 _headers = rd.extern("rd_kafka_message_headers", types.int32(types.voidptr, types.voidptr))
 _header_cnt = rd.extern("rd_kafka_header_cnt", types.uintp(types.voidptr))

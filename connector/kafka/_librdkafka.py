@@ -13,8 +13,8 @@ librdkafka by symbol). This module is the one place that finds and declares that
 - :func:`jit_symbols`: makes the library's symbols resolvable by numba's linker, so compiled
   kernels call them as :func:`extern` functions and still cache to disk (ctypes function
   pointers would make numba refuse the cache);
-- ``voidptr``: an address (int64) as a C ``void *`` inside compiled code (a numba intrinsic,
-  made on first access so numba is imported only by kernel modules);
+- (addresses become ``void *`` in compiled code through ``connector.formats.core.kernels.voidptr``,
+  the one intrinsic every kernel uses);
 - :func:`new_handle`: a producer or consumer handle from settings, with configuration errors as
   :class:`~connector.errors.ConfigError` and secret values never echoed.
 
@@ -189,28 +189,6 @@ def extern(name: str, signature):
 
     jit_symbols()
     return types.ExternalFunction(name, signature)
-
-
-def _make_voidptr():
-    from numba import types
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def voidptr(typingctx, addr):
-        """An int64 address as ``void *`` (compiled code only)."""
-        def codegen(context, builder, signature, args):
-            return builder.inttoptr(args[0], context.get_value_type(types.voidptr))
-        return types.voidptr(addr), codegen
-    return voidptr
-
-
-def __getattr__(name: str):
-    # numba (slow to import) is loaded only when a kernel module asks for the intrinsic.
-    if name == "voidptr":
-        fn = _make_voidptr()
-        globals()["voidptr"] = fn
-        return fn
-    raise AttributeError(name)
 
 
 def err_name(code: int) -> str:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 
-from connector.formats.core._jit import njit
-from connector.kafka._librdkafka import extern, voidptr
+from connector.formats.core import njit
+from connector.formats.core.kernels import voidptr
+from connector.kafka._librdkafka import extern
 
 __all__ = ["produce_rows", "VU_WORDS", "FIXED_VUS", "ERR_QUEUE_FULL"]
 

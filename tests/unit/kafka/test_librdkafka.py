@@ -38,7 +38,7 @@ def test_compiled_code_calls_librdkafka_and_reads_memory():
     from numba import types
 
     version = rd.extern("rd_kafka_version", types.int32())
-    voidptr = rd.voidptr
+    from connector.formats.core.kernels import voidptr
 
     @numba.njit
     def first_plus_version(addr):
