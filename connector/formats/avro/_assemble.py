@@ -119,9 +119,11 @@ class Assembly(ColumnTree):
         if not takers:
             return kid
         m = len(valid)
+        from_col = ~valid | ~np.isin(variant, takers)
+        if len(takers) == 1 and not from_col.any() and not len(kid):  # every row: one writer without it
+            return col.variants[takers[0]][1][i].take(pa.array(np.zeros(m, np.int64)))
         parts = []
         src = np.full(m, -1, np.int64)
-        from_col = ~valid | ~np.isin(variant, takers)
         src[from_col] = np.arange(int(from_col.sum()))
         off = len(kid)
         parts.append(kid)

@@ -32,7 +32,11 @@ def scatter(n: int, parts: list[tuple[np.ndarray, pa.Array]], arrow_type: pa.Dat
         return pa.nulls(n, arrow_type)
     if len(parts) == 1 and len(parts[0][0]) == n and len(parts[0][1]) == n:
         return parts[0][1]  # one group holding every row: indices are sorted, so 0..n-1
+    parts = sorted(parts, key=lambda p: int(p[0][0]) if len(p[0]) else n)
     idx = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    if len(idx) == n and n and idx[0] == 0 and bool((np.diff(idx) == 1).all()):
+        # groups in runs one after another (a writer changed mid-batch): no take needed
+        return pa.concat_arrays([p[1] for p in parts])
     vals = pa.concat_arrays([p[1] for p in parts] + [pa.nulls(1, arrow_type)])
     perm = np.full(n, len(idx), np.int64)  # default: the trailing null
     perm[idx] = np.arange(len(idx), dtype=np.int64)
