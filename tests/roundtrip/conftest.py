@@ -27,3 +27,20 @@ def our_lookup(registry):
     from registry import RegistryConfig, client_for
 
     return client_for(RegistryConfig(urls=(registry.url,))).lookup
+
+
+_SETUPS: dict = {}
+
+
+@pytest.fixture
+def setup_for(request, registry, confluent_client):
+    """``setup_for(case, *args)``: the test module's ``Setup(case, *args, registry, client)``, made once
+    per session (schemas registered, encoders built) and shared by every test of that case."""
+    cls = request.module.Setup
+
+    def get(case, *args):
+        key = (request.module.__name__, case.name, *args)
+        if key not in _SETUPS:
+            _SETUPS[key] = cls(case, *args, registry, confluent_client)
+        return _SETUPS[key]
+    return get

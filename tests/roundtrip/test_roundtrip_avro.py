@@ -64,18 +64,6 @@ def _encode_options(depth):
     return EncodeOptions(max_recursion_depth=depth)
 
 
-_SETUPS: dict = {}
-
-
-@pytest.fixture
-def setup_for(registry, confluent_client):
-    def get(case):
-        if case.name not in _SETUPS:
-            _SETUPS[case.name] = Setup(case, registry, confluent_client)
-        return _SETUPS[case.name]
-    return get
-
-
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
 def test_avro_round_trip(case, setup_for, our_lookup):
     s = setup_for(case)

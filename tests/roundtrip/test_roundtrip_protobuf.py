@@ -74,19 +74,6 @@ class Setup:
         return [pv.normal(self.desc, self.type, r) for r in rows]
 
 
-_SETUPS: dict = {}
-
-
-@pytest.fixture
-def setup_for(registry, confluent_client):
-    def get(case, message):
-        key = (case.name, message)
-        if key not in _SETUPS:
-            _SETUPS[key] = Setup(case, message, registry, confluent_client)
-        return _SETUPS[key]
-    return get
-
-
 @pytest.mark.parametrize("case, message", _params())
 def test_protobuf_round_trip(case, message, setup_for, our_lookup):
     s = setup_for(case, message)
