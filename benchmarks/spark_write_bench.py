@@ -47,6 +47,7 @@ FLOOR = "Spark floor: mapInArrow counting rows"
 RAW = "raw produce loop, pre-encoded, idempotent"
 ENCODE = "mapInArrow running encode_column only (no Kafka)"
 TRIVIAL = "Spark's trivial Python sink (counts rows)"
+BOUND = "trivial Python sink + our produce step (pre-encoded, no encoding)"
 
 # The order record (ORDER_V2) as Spark SQL over spark.range: the same shapes as
 # spark_bench.order_records (nulls every 5th email, 3rd note, 2nd discount; 0..3 map items).
@@ -225,6 +226,72 @@ class _TrivialSink:
         spark.dataSource.register(Sink)
 
 
+class _ProduceSink:
+    """A Python data source whose writer produces, for every row it is given, a pre-encoded record
+    with our sink's producer (``producer_for``, every delivery checked): Spark's Python sink plus
+    our produce step, no encoding. The bound an encoder of zero cost would reach."""
+
+    @staticmethod
+    def register(spark) -> None:
+        from dataclasses import dataclass
+
+        from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+        @dataclass
+        class Produced(WriterCommitMessage):
+            n: int
+
+        class Writer(DataSourceArrowWriter):
+            def __init__(self, options):
+                self.options = options
+
+            def write(self, iterator):
+                import pyarrow as pa
+
+                from connector.kafka import producer_for
+
+                with pa.memory_map(self.options["path"]) as src:
+                    values = pa.ipc.open_file(src).read_all().column(0).combine_chunks()
+                conf = json.loads(self.options["conf"])
+                bp = producer_for(conf)
+                n = 0
+                try:
+                    for b in iterator:
+                        done = 0
+                        while done < b.num_rows:
+                            k = min(b.num_rows - done, len(values))
+                            bp.produce(self.options["topic"], values.slice(0, k))
+                            done += k
+                        n += b.num_rows
+                    bp.finish()
+                except BaseException:
+                    bp.abandon()
+                    raise
+                return Produced(n)
+
+        class Sink(DataSource):
+            @classmethod
+            def name(cls):
+                return "bench-produce-sink"
+
+            def writer(self, schema, overwrite):
+                return Writer(self.options)
+
+        spark.dataSource.register(Sink)
+
+
+def _frames_file(values: list[bytes]) -> str:
+    """The first 10,000 ``values`` as an Arrow IPC file of one binary column (for :class:`_ProduceSink`)."""
+    import pyarrow as pa
+
+    fd, path = tempfile.mkstemp(suffix=".arrow")
+    os.close(fd)
+    batch = pa.record_batch([pa.array(values[:10_000], pa.binary())], names=["value"])
+    with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, batch.schema) as w:
+        w.write_batch(batch)
+    return path
+
+
 def _seconds(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -243,6 +310,7 @@ def run(sizes=(200_000, 1_000_000), runs: int = 3, spark=None) -> dict:
             sid = registry.register("bench-write-value", json.dumps(ORDER_V2))
             guarded = {**kafka.conf, "enable.idempotence": True, "acks": "all"}
             _TrivialSink.register(spark)
+            _ProduceSink.register(spark)
             for i, n in enumerate(sizes):
                 df = spark.range(n).selectExpr(*ORDER_SQL).repartition(2).cache()
                 assert df.count() == n
@@ -278,19 +346,38 @@ def run(sizes=(200_000, 1_000_000), runs: int = 3, spark=None) -> dict:
                 def trivial_sink() -> None:
                     df.write.format("bench-trivial-sink").mode("append").save()
 
-                times: dict[str, list[float]] = {OURS: [], FLOOR: [], RAW: [], ENCODE: [], TRIVIAL: []}
+                frames = _frames_file(values)
+                # the producer settings our sink derives for this write (idempotent, acks=all, ...)
+                from connector.spark._source import AsyncApiKafkaDataSource
+
+                sink_conf = (AsyncApiKafkaDataSource({"asyncapi": doc, "channel": "orders",
+                                                      "auto.register.schemas": "true"})
+                             .writer(df.schema, False).setup.kafka_conf(warn=False))
+
+                def produce_sink() -> None:
+                    (df.write.format("bench-produce-sink").mode("append").option("path", frames)
+                     .option("topic", f"{topic}-bound").option("conf", json.dumps(sink_conf)).save())
+
+                produce_sink()
+                times: dict[str, list[float]] = {OURS: [], FLOOR: [], RAW: [], ENCODE: [], TRIVIAL: [], BOUND: []}
                 for _ in range(runs):  # interleaved: the machine's load drifts
                     times[RAW].append(_seconds(lambda: raw_produce(guarded, f"{topic}-raw", values)))
                     times[FLOOR].append(_seconds(floor))
                     times[ENCODE].append(_seconds(encode_only))
                     times[TRIVIAL].append(_seconds(trivial_sink))
+                    times[BOUND].append(_seconds(produce_sink))
                     times[OURS].append(_seconds(ours))
+                os.unlink(frames)
                 for k, ts in times.items():
                     out[f"{n:,}: {k}"] = n / statistics.median(ts)
                 out[f"{n:,}: ratio ours / Spark floor"] = statistics.median(times[FLOOR]) / statistics.median(times[OURS])
                 out[f"{n:,}: ratio ours / raw loop"] = statistics.median(times[RAW]) / statistics.median(times[OURS])
                 out[f"{n:,}: ratio ours / trivial Python sink"] = (
                     statistics.median(times[TRIVIAL]) / statistics.median(times[OURS]))
+                out[f"{n:,}: ratio trivial Python sink / Spark floor"] = (
+                    statistics.median(times[FLOOR]) / statistics.median(times[TRIVIAL]))
+                out[f"{n:,}: ratio trivial sink + our produce step / Spark floor"] = (
+                    statistics.median(times[FLOOR]) / statistics.median(times[BOUND]))
                 df.unpersist()
                 os.unlink(doc)
     finally:
