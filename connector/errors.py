@@ -45,6 +45,7 @@ __all__ = [
     "KafkaWriteError",
     "DeliveryError",
     "MessageTooLargeError",
+    "HeaderNameError",
     "TopicCreationError",
 ]
 
@@ -157,6 +158,11 @@ class DeliveryError(KafkaWriteError):
 
 class MessageTooLargeError(DeliveryError, ValueError):
     """A record is larger than the producer's ``message.max.bytes``; nothing of its batch was sent."""
+
+
+class HeaderNameError(KafkaWriteError, ValueError):
+    """A record header's name holds a NUL character, which librdkafka's produce API cannot carry
+    (it takes header names NUL-terminated, so the name would be cut); nothing of its batch was sent."""
 
 
 class TopicCreationError(KafkaWriteError):

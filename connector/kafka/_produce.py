@@ -112,6 +112,31 @@ class Headers:
                 for r in headers]
         return cls(rows=pa.array(rows, HEADER_TYPE))
 
+    def check_names(self, topic_of) -> None:
+        """Refuse a header name holding NUL: librdkafka takes names NUL-terminated and would cut
+        it (:class:`HeaderNameError` naming the record and its topic)."""
+        from connector.errors import HeaderNameError
+
+        for name, _ in self.common:
+            if "\x00" in name:
+                raise HeaderNameError(f"header name {name!r} holds a NUL character, which Kafka clients "
+                                      "built on librdkafka cannot send")
+        if self.rows is None:
+            return
+        flat = self.rows.flatten()
+        if not len(flat):
+            return
+        bad = pc.fill_null(pc.match_substring(flat.field("key"), "\x00"), False)
+        if not pc.any(bad).as_py():
+            return
+        entry = pc.index(bad, True).as_py()
+        counts = pc.fill_null(pc.list_value_length(self.rows), 0).to_numpy(zero_copy_only=False)
+        row = int(np.searchsorted(np.cumsum(counts), entry, side="right"))
+        raise HeaderNameError(
+            f"record {row} of the batch for topic {topic_of(row)!r} has header name "
+            f"{flat.field('key')[entry].as_py()!r}, which holds a NUL character: librdkafka takes header "
+            "names NUL-terminated and would cut it, so nothing of the batch was sent")
+
     def sizes(self, n: int) -> pa.Array | int | None:
         """Each record's header bytes (name, value and ~4 bytes of lengths per header)."""
         size = sum(len(k) + len(v) + 4 for k, v in self.common)
@@ -275,7 +300,10 @@ class BatchProducer:
             kbits, koff_bit, koff, kdata = _buffers(keys)
         else:
             kbits, koff_bit, koff, kdata = _EMPTY_U8, 0, _EMPTY_I32, 0
-        hrow, hname, hval, hlen, lo, hi, most, keep = _header_entries(Headers.of(headers))
+        headers = Headers.of(headers)
+        if headers is not None:
+            headers.check_names(topic_of)
+        hrow, hname, hval, hlen, lo, hi, most, keep = _header_entries(headers)
         need = VU_WORDS * (FIXED_VUS + most)
         if len(self._vus) < need:
             self._vus = np.zeros(need, np.int64)

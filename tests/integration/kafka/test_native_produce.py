@@ -13,7 +13,7 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from connector.errors import DeliveryError
+from connector.errors import DeliveryError, HeaderNameError
 from connector.kafka import BatchProducer, Headers, producer_for
 
 pytestmark = pytest.mark.kafka
@@ -78,6 +78,26 @@ def test_null_and_empty_keys_values_and_headers_round_trip(kafka):
         [("n", None), ("e", b""), ("schema", b"\x00\x01")],
         [("schema", b"\x00\x01")],
     ]
+
+
+def test_a_header_name_holding_nul_fails_the_batch_naming_the_record(kafka):
+    # librdkafka takes header names NUL-terminated: "trace\x00id" would have gone out as "trace"
+    topic = _topic("native-nul")
+    kafka.create_topic(topic)
+    htype = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+    rows = pa.array([None, [{"key": "ok", "value": b"1"}], [], [{"key": "a", "value": b""},
+                                                             {"key": "trace\x00id", "value": b"2"}]], htype)
+    bp = BatchProducer({"bootstrap.servers": kafka.bootstrap_servers})
+    try:
+        with pytest.raises(HeaderNameError, match=r"record 3 .*'native-nul.*'trace\\x00id'"):
+            bp.produce(topic, [b"a", b"b", b"c", b"d"], None, [0, 0, 0, 0], Headers(rows=rows))
+        with pytest.raises(HeaderNameError, match="NUL"):  # a framing header too
+            bp.produce(topic, [b"a"], None, [0], Headers(common=(("id\x00", b"\x01"),)))
+        assert bp.produce(topic, [b"e"], None, [0], Headers(rows=rows.slice(1, 1))) == 1
+        bp.finish(30)
+    finally:
+        bp.close()
+    assert [(v, h) for _, _, v, h in _read(kafka, topic, 1, partitions=[0])] == [(b"e", [("ok", b"1")])]
 
 
 def test_plain_lists_and_no_headers_give_headerless_records(kafka):
