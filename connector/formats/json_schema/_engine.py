@@ -49,7 +49,9 @@ def _messages(cap_items: int, cap_bytes: int) -> dict[int, str]:
             K.E_EXPECT_OBJECT: "expected an object", K.E_EXPECT_ARRAY: "expected an array",
             K.E_EXPECT_STRING: "expected a string", K.E_EXPECT_INT: "expected a 64-bit integer",
             K.E_EXPECT_NUMBER: "expected a number", K.E_EXPECT_BOOL: "expected a boolean",
-            K.E_EXPECT_NULL: "expected null", K.E_JSON_TYPE: "value of a JSON type the schema does not allow"}
+            K.E_EXPECT_NULL: "expected null", K.E_JSON_TYPE: "value of a JSON type the schema does not allow",
+            K.E_INT_INEXACT: "integer written with a fraction or an exponent beyond ±2^53 (readers that "
+                             "parse JSON numbers as doubles disagree on its value): write it without them"}
 
 
 @contextmanager

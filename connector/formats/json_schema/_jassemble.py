@@ -168,13 +168,15 @@ def value_converter(n: JNode, *, dates_as_text: bool = True) -> Callable[[Any], 
             _expect(type(v) is list, "an array", v)
             return [c(x) for x in v]
         return coll
+    integral = n.integral  # 2.0 is an integer (draft 6 on)
     if k == "json":
         allowed = n.allowed
 
         def text(v):
             if v is None:
                 return None
-            if allowed is not None and json_type(v) not in allowed:
+            if allowed is not None and json_type(v) not in allowed and not (
+                    integral and type(v) is float and v.is_integer() and "integer" in allowed):
                 raise _Bad(f"expected one of {sorted(allowed)}, got {json_type(v)}")
             return msgspec.json.encode(v).decode()
         return text
@@ -186,6 +188,11 @@ def value_converter(n: JNode, *, dates_as_text: bool = True) -> Callable[[Any], 
             _expect(type(v) is str, "a string", v)
             return v
         if k == "int":
+            if integral and type(v) is float and v.is_integer():
+                if abs(v) >= 2**53:
+                    raise _Bad("integer written with a fraction or an exponent beyond ±2^53 (readers that "
+                               "parse JSON numbers as doubles disagree on its value): write it without them")
+                return int(v)
             _expect(type(v) is int and -2**63 <= v < 2**63, "a 64-bit integer", v)
             return v
         if k == "float":

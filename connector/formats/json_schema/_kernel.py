@@ -37,10 +37,16 @@ J_STRUCT, J_MAP, J_LIST, J_STRING, J_TS, J_DATE, J_INT, J_FLOAT, J_BOOL, J_NULL,
 SKIP = -2  # a value the reader does not keep: validated only
 
 T_OBJECT, T_ARRAY, T_STRING, T_INTEGER, T_NUMBER, T_BOOLEAN, T_NULL = (1, 2, 4, 8, 16, 32, 64)
+#: A node flag beside the types: an integral number written with a fraction or an exponent
+#: (``2.0``, ``1e2``) is an integer, as JSON Schema says from draft 6 on (draft 4: only ``2``).
+T_INTEGRAL = 128
+#: Integral numbers written so are taken below 2^53: from there on a reader that parses JSON
+#: numbers as doubles (as most do) may hold another integer, so the value is a row error.
+INTEGRAL_MAX = 2 ** 53
 
 E_SYNTAX, E_TRUNC, E_CTRL, E_ESCAPE, E_SURROGATE, E_TRAILING, E_DEEP, E_CAP, E_BIG, \
     E_INT_RANGE, E_EXPECT_OBJECT, E_EXPECT_ARRAY, E_EXPECT_STRING, E_EXPECT_INT, \
-    E_EXPECT_NUMBER, E_EXPECT_BOOL, E_EXPECT_NULL, E_JSON_TYPE = range(1, 19)
+    E_EXPECT_NUMBER, E_EXPECT_BOOL, E_EXPECT_NULL, E_JSON_TYPE, E_INT_INEXACT = range(1, 20)
 E_SLOW = 99  # decided by the reference path
 
 # frame kinds
@@ -273,6 +279,63 @@ def _int64(buf, s, e):
     if v > np.uint64(9223372036854775807):
         return 0, False
     return np.int64(v), True
+
+
+@_helper
+def _integral(buf, s, e):
+    """A number token with a fraction or an exponent → (value, status): 0 an integer of
+    magnitude below :data:`INTEGRAL_MAX`, 1 not an integer, 2 an integer not below it. Work is bounded by the
+    token's length (the exponent's magnitude is capped, not iterated)."""
+    neg = buf[s] == 45
+    p = s + 1 if neg else s
+    i0 = p
+    while p < e and 48 <= buf[p] <= 57:
+        p += 1
+    nint = p - i0
+    f0 = p
+    if p < e and buf[p] == 46:
+        p += 1
+        f0 = p
+        while p < e and 48 <= buf[p] <= 57:
+            p += 1
+    nfrac = p - f0
+    exp = 0
+    if p < e and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        eneg = False
+        if p < e and (buf[p] == 43 or buf[p] == 45):
+            eneg = buf[p] == 45
+            p += 1
+        while p < e:
+            if exp < 1_000_000:
+                exp = exp * 10 + (buf[p] - 48)
+            p += 1
+        if eneg:
+            exp = -exp
+    # the digits d[0..n) = integer digits then fraction digits; the point sits after d[point)
+    n = nint + nfrac
+    point = nint + exp
+    first = -1
+    last = -1
+    for j in range(n):
+        d = buf[i0 + j] if j < nint else buf[f0 + j - nint]
+        if d != 48:
+            if first < 0:
+                first = j
+            last = j
+    if first < 0:
+        return 0, 0  # zero, whatever its form
+    if last >= point:
+        return 0, 1  # a non-zero digit after the point
+    if point - first > 16:
+        return 0, 2  # at least 10^16 > 2^53
+    v = np.int64(0)
+    for j in range(first, point):
+        d = (buf[i0 + j] if j < nint else buf[f0 + j - nint]) if j < n else 48
+        v = v * 10 + (d - 48)
+    if v >= INTEGRAL_MAX:
+        return 0, 2
+    return (-v if neg else v), 0
 
 
 @_helper
@@ -592,6 +655,8 @@ def rows(buf, starts, ends, kind, ncol, nchild, nkey, nallowed, nf0, nf1, ntab, 
                             err = e2
                             break
                         t = T_INTEGER if isint else T_NUMBER
+                        if not isint and nallowed[cur] & T_INTEGRAL and _integral(buf, pos, q)[1] != 1:
+                            t = T_INTEGER | T_NUMBER  # 2.0 is an integer (draft 6 on)
                     if ch != 110 and (nallowed[cur] & t) == 0:
                         err = E_JSON_TYPE
                         break
@@ -761,12 +826,18 @@ def rows(buf, starts, ends, kind, ncol, nchild, nkey, nallowed, nf0, nf1, ntab, 
                         pos = q
                         continue
                     if k == J_INT:
-                        if not isint:
+                        if isint:
+                            v, ok = _int64(buf, pos, q)
+                            if not ok:
+                                err = E_INT_RANGE
+                                break
+                        elif nallowed[cur] & T_INTEGRAL:  # 2.0, 1e2 (draft 6 on)
+                            v, st = _integral(buf, pos, q)
+                            if st:
+                                err = E_EXPECT_INT if st == 1 else E_INT_INEXACT
+                                break
+                        else:
                             err = E_EXPECT_INT
-                            break
-                        v, ok = _int64(buf, pos, q)
-                        if not ok:
-                            err = E_INT_RANGE
                             break
                         ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
                         pos = q

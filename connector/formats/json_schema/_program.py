@@ -25,6 +25,7 @@ _COLUMN = {"struct": "struct", "map": "map", "list": "list", "string": "bin", "t
            "null": "null"}
 _TYPES = {"object": 1, "array": 2, "string": 4, "integer": 8, "number": 16, "boolean": 32,
           "null": 64}
+_INTEGRAL = 128  # the kernel's T_INTEGRAL: 2.0 is an integer (JNode.integral)
 
 
 def fnv1a(b: bytes) -> int:
@@ -64,7 +65,9 @@ class JsonProgram:
 
     def _node(self, n: JNode) -> int:
         nid = len(self._rows)
-        row = [_KIND[n.kind], self._col(_COLUMN[n.kind], n, n.arrow), -1, -1, 127, 0, 0, 0, 0]
+        # allowed JSON types (json nodes), and the kernel's T_INTEGRAL flag (int and json nodes)
+        row = [_KIND[n.kind], self._col(_COLUMN[n.kind], n, n.arrow), -1, -1,
+               127 | (_INTEGRAL if n.integral and n.kind in ("int", "json") else 0), 0, 0, 0, 0]
         self._rows.append(row)
         c = row[1]
         if n.kind in ("list", "map"):
@@ -74,7 +77,7 @@ class JsonProgram:
             row[2] = self._node(n.items)
             self.cols[c].children.append(self._rows[row[2]][1])
         elif n.kind == "json" and n.allowed is not None:
-            row[4] = sum(_TYPES[t] for t in n.allowed)
+            row[4] = sum(_TYPES[t] for t in n.allowed) | (_INTEGRAL if n.integral else 0)
         elif n.kind == "struct":
             kids = [(name.encode(), self._node(t)) for name, t in n.fields]
             self.cols[c].children = [self._rows[k][1] for _, k in kids]

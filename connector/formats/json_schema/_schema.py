@@ -46,12 +46,16 @@ class JNode:
     ``allowed`` (json only): frozenset of JSON type names the value may have, or None (any).
     ``required`` (struct only): the names the schema's ``required`` lists; a writer puts them in
     every object, as ``null`` when the value is null (the schema then judges whether it may be).
+    ``integral`` (int and json): an integral number written with a fraction or an exponent
+    (``2.0``, ``1e2``) is an integer, as JSON Schema says from draft 6 on; false for a document
+    that names draft 3 or 4 (there ``integer`` means a number written without them).
     """
 
-    __slots__ = ("allowed", "arrow", "fields", "items", "kind", "required")
+    __slots__ = ("allowed", "arrow", "fields", "integral", "items", "kind", "required")
 
     def __init__(self, kind: str, fields=(), items=None, allowed=None, required=()):
         self.kind, self.fields, self.items = kind, tuple(fields), items
+        self.integral = True
         self.required = frozenset(required)
         if allowed is not None:  # null: every field is nullable; a number may be an integer
             allowed = frozenset(allowed) | {"null"} | ({"integer"} if "number" in allowed else set())
@@ -250,4 +254,29 @@ def parse_json_schema(text: str | dict | None, *, max_depth: int = 0, refs: tupl
     except (TypeError, AttributeError, RecursionError) as e:  # a keyword's value of the wrong
         # JSON type, or nesting deeper than Python's stack
         raise SchemaMappingError(f"JSON Schema is malformed: {type(e).__name__}: {e}") from e
-    return node if node is not None else JNode("json")
+    node = node if node is not None else JNode("json")
+    if not integral_integers(text):
+        _lexical_integers(node)
+    return node
+
+
+def integral_integers(document: Any) -> bool:
+    """Whether the document's ``integer`` takes integral numbers written with a fraction or an
+    exponent (``2.0``): every draft from 6 on, and a document that names none (its readers use the
+    newest); not drafts 3 and 4."""
+    uri = document.get("$schema") if isinstance(document, dict) else None
+    return not (isinstance(uri, str) and ("draft-03" in uri or "draft-04" in uri))
+
+
+def _lexical_integers(root: JNode) -> None:
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        n.integral = False
+        todo.extend(t for _, t in n.fields)
+        if n.items is not None:
+            todo.append(n.items)

@@ -99,6 +99,8 @@ def check(n: JNode, v):
         except ValueError as e:
             raise Bad(str(e)) from e
     if k == "int":
+        if n.integral and type(v) is float and v.is_integer() and abs(v) < 2**53:  # 2.0 (draft 6 on)
+            return int(v)
         if type(v) is not int or not -2**63 <= v < 2**63:
             raise Bad("int64 expected")
         return v
@@ -113,7 +115,8 @@ def check(n: JNode, v):
     if k == "null":
         raise Bad("null expected")
     jt = _jtype(v)
-    if n.allowed is not None and jt not in n.allowed and not (jt == "integer" and "number" in n.allowed):
+    if n.allowed is not None and jt not in n.allowed and not (jt == "integer" and "number" in n.allowed) \
+            and not (n.integral and type(v) is float and v.is_integer() and "integer" in n.allowed):
         raise Bad(f"{jt} not allowed")
     return msgspec.json.encode(v).decode()
 

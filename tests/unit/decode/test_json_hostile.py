@@ -74,11 +74,21 @@ def test_payloads_cannot_borrow_structure_from_their_neighbours():
     assert vals[3] == GOOD_ROW and errs[3] is None
 
 
-@pytest.mark.parametrize("value", [b'"12"', b"1.5", b"1.0", b"true", b"1e2", b"9223372036854775808",
-                                   b"-9223372036854775809", b"[1]", b"{}"])
+@pytest.mark.parametrize("value", [b'"12"', b"1.5", b"true", b"9223372036854775808", b"15e-1",
+                                   b"-9223372036854775809", b"[1]", b"{}", b"9007199254740992.0"])
 def test_no_integer_coercion(value):
     """(Already refused before; kept as a guard on the new readers.)"""
     only_bad(b'{"id": ' + value + b"}")
+
+
+DRAFT4 = {**SCHEMA, "$schema": "http://json-schema.org/draft-04/schema#"}
+
+
+@pytest.mark.parametrize("value", [b"1.0", b"1e2", b"-0.0"])
+def test_integral_numbers_written_with_a_fraction_are_integers_from_draft_6_on_only(value):
+    vals, errs = decode([b'{"id": ' + value + b"}"])
+    assert errs == [None] and vals[0]["id"] == int(float(value))
+    only_bad(b'{"id": ' + value + b"}", DRAFT4)  # draft 4: an integer has no fraction nor exponent
 
 
 def test_integer_range_edges_decode():

@@ -115,3 +115,60 @@ def test_keys_repeated_in_one_object_keep_the_last_value_as_the_reference_does()
     assert got[0]["a"] == 2 and got[3]["a"] == 3
     assert got[1]["m"] == [("k", "z"), ("j", "y")]
     assert got[2]["free"] == msgspec.json.encode(json.loads(payloads[2])["free"]).decode()
+
+
+def _integral_forms(v: int, k: int) -> list[str]:
+    """``v`` written with a fraction or an exponent, as JSON writers do (``2.0``, ``1e2``)."""
+    sign, s = ("-" if v < 0 else ""), str(abs(v))
+    forms = [f"{v}.0", f"{v}.{'0' * k}", f"{v}e0", f"{v}E+0", f"{sign}{s}{'0' * k}e-{k}" if v else f"0e-{k}"]
+    if 0 < k < len(s):
+        forms.append(f"{sign}{s[:-k]}.{s[-k:]}e{k}")
+    return forms
+
+
+_DRAFTS = {None: True, "http://json-schema.org/draft-07/schema#": True,
+           "https://json-schema.org/draft/2020-12/schema": True,
+           "http://json-schema.org/draft-04/schema#": False}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(-(2 ** 53) + 1, 2 ** 53 - 1), st.integers(1, 20), st.sampled_from(sorted(_DRAFTS, key=str)))
+def test_integral_numbers_with_a_fraction_or_exponent_are_integers_from_draft_6_on(v, k, draft):
+    """JSON Schema draft 6 made ``integer`` mean a number with a zero fraction (python-jsonschema,
+    which confluent-kafka's JSONDeserializer validates with, agrees): Python writers give ``2.0``
+    for integral floats. Draft 4 meant a number written without fraction or exponent. The kernel
+    reads the exact integer from the token's digits; the reference path reads it from a double,
+    and both agree below 2^53."""
+    schema = {"type": "object", "properties": {"q": {"type": "integer"}, "j": {"type": ["integer", "string"]}}}
+    if draft:
+        schema["$schema"] = draft
+    forms = _integral_forms(v, k)
+    payloads = pa.array([b'{"q": %s, "j": %s}' % (t.encode(), t.encode()) for t in forms]
+                        + [b'{"q": %d.5}' % v, b'{"j": %d5e-1}' % v], pa.binary())
+    node = parse_json_schema(json.dumps(schema))
+    for fast in (True, False):
+        vals, errs = JsonCodec(node, DecodeOptions(fast_path=fast)).decode(payloads, "1")
+        got = vals.to_pylist()
+        for i, t in enumerate(forms):
+            if _DRAFTS[draft]:
+                text = msgspec.json.encode(json.loads(t)).decode()  # JSON text as msgspec writes it
+                assert errs[i] is None and got[i] == {"q": v, "j": text}, (fast, t, errs[i], got[i])
+            else:
+                assert errs[i] is not None and got[i] is None, (fast, t, got[i])
+        # v + 0.5 is not an integer, in every draft; the reference reads a double, which holds
+        # v + 0.5 exactly only below 2^52 (above, it rounds to an integer as json.loads does)
+        if fast or abs(v) < 2 ** 52:
+            assert errs[-2] is not None and errs[-1] is not None, (fast, v)
+
+
+def test_integral_numbers_at_or_beyond_2_53_written_with_a_fraction_are_row_errors():
+    c = _codec({"type": "object", "properties": {"q": {"type": "integer"}}})
+    toks = [b"9007199254740992.0", b"-9007199254740992e0", b"1e16", b"1e999999", b"12345678901234567890.0",
+            b"0e999999", b"-0.0", b"9007199254740991.000"]
+    for fast in (True, False):
+        c = JsonCodec(c.node, DecodeOptions(fast_path=fast))
+        vals, errs = c.decode(pa.array([b'{"q": %s}' % t for t in toks], pa.binary()), "1")
+        assert [e is None for e in errs] == [False] * 5 + [True] * 3, (fast, errs)
+        assert vals.to_pylist()[5:] == [{"q": 0}, {"q": 0}, {"q": 9007199254740991}]
+        if fast:
+            assert "2^53" in errs[0]
