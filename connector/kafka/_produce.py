@@ -83,6 +83,7 @@ _ERR_FATAL, _ERR_MSG_TIMED_OUT = -150, -192
 _PURGE_QUEUE, _PURGE_INFLIGHT, _PURGE_NON_BLOCKING = 0x1, 0x2, 0x4
 _FLUSH_SLICE_MS = 100   # finish() serves failure reports at least this often
 _ROOM_WAIT_MS = 10      # queue full: wait this long for an event before trying again
+_BATCH_WINDOW = 10_000  # records per rd_kafka_produce_batch call
 
 _EMPTY_U8 = np.zeros(0, np.uint8)
 _EMPTY_I32 = np.zeros(0, np.int32)
@@ -171,6 +172,8 @@ class BatchProducer:
         self._topics: dict[str, int] = {}
         self._finalizer = weakref.finalize(self, _destroy, lib, rk, self._q, self._topics, os.getpid())
         self._vus = np.zeros(0, np.int64)
+        self._msgs = np.zeros(0, np.int64)  # rd_kafka_message_t scratch of produce_batch_rows
+        self._failed = np.zeros(0, np.int64)
         self.max_bytes = int(str(conf.get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES))
         self.failures: list[tuple[str, int | None, str]] = []
         self.failed_count = 0
@@ -303,6 +306,12 @@ class BatchProducer:
         headers = Headers.of(headers)
         if headers is not None:
             headers.check_names(topic_of)
+        if len(rkts) == 1 and (headers is None or (headers.rows is None and not headers.common)):
+            self._produce_batch(int(rkts[0]), n, parts, vbits, voff_bit, voff, vdata, kbits, koff_bit, koff,
+                                kdata, topic_of)
+            self._serve(0)
+            self.check()
+            return n
         hrow, hname, hval, hlen, lo, hi, most, keep = _header_entries(headers)
         need = VU_WORDS * (FIXED_VUS + most)
         if len(self._vus) < need:
@@ -333,6 +342,40 @@ class BatchProducer:
         self._serve(0)
         self.check()
         return n
+
+    def _produce_batch(self, rkt: int, n: int, parts, vbits, voff_bit, voff, vdata, kbits, koff_bit, koff,
+                       kdata, topic_of) -> None:
+        """One topic, no headers: windows of records per ``rd_kafka_produce_batch`` call
+        (:func:`~connector.kafka._produce_kernel.produce_batch_rows`), about a third less of the
+        task's CPU per record than one ``rd_kafka_produceva`` each. Records the full local queue
+        refused are queued again, in their order, once events were served."""
+        from connector.kafka._produce_kernel import ERR_QUEUE_FULL, MSG_WORDS, produce_batch_rows
+
+        window = min(n, _BATCH_WINDOW)
+        if len(self._failed) < window:
+            self._msgs = np.zeros(MSG_WORDS * window, np.int64)
+            self._failed = np.zeros(window, np.int64)
+        parts, vbits, voff, kbits, koff = (_ro(a) for a in (parts, vbits, voff, kbits, koff))
+        rows, j, m = _EMPTY_I64, 0, n
+        while True:
+            j, code, k, bad = produce_batch_rows(rkt, j, m, _ro(rows), parts, vbits, voff_bit, voff, vdata, kbits,
+                                                 koff_bit, koff, kdata, self._msgs, _ONE_BYTE.ctypes.data,
+                                                 self._failed)
+            if code == 0:
+                return
+            if code != ERR_QUEUE_FULL:
+                self.broken = True
+                part = int(parts[bad]) if len(parts) and parts[bad] != -1 else "any"
+                raise DeliveryError(f"producing record {bad} to topic {topic_of(bad)!r} partition {part} "
+                                    f"failed: {self._code_text(code)}")
+            # The local queue is full (queue.buffering.max.messages/kbytes): serve events until
+            # librdkafka has room (failing fast if deliveries are failing), then the refused
+            # records, then the rest.
+            rest = rows[j:] if len(rows) else np.arange(j, m, dtype=np.int64)
+            rows, j = np.concatenate([self._failed[:k], rest]), 0
+            m = len(rows)
+            self._serve(_ROOM_WAIT_MS)
+            self.check()
 
     def _alive(self) -> None:
         if not self._finalizer.alive:

@@ -22,7 +22,7 @@ from connector.formats.core import njit
 from connector.formats.core.kernels import voidptr
 from connector.kafka._librdkafka import extern
 
-__all__ = ["produce_rows", "VU_WORDS", "FIXED_VUS", "ERR_QUEUE_FULL"]
+__all__ = ["produce_rows", "produce_batch_rows", "VU_WORDS", "FIXED_VUS", "MSG_WORDS", "ERR_QUEUE_FULL"]
 
 #: int64 words per ``rd_kafka_vu_t``.
 VU_WORDS = 9
@@ -34,6 +34,12 @@ _RKT, _PARTITION, _VALUE, _KEY, _OPAQUE, _MSGFLAGS, _HEADER = 2, 3, 4, 5, 6, 7, 
 _MSG_F_COPY = 2
 
 _produceva = extern("rd_kafka_produceva", types.int64(types.voidptr, types.voidptr, types.uint64))
+_produce_batch = extern("rd_kafka_produce_batch",
+                        types.int32(types.voidptr, types.int32, types.int32, types.voidptr, types.int32))
+#: int64 words per ``rd_kafka_message_t`` (72 bytes: ``MSG`` in ``_librdkafka``).
+MSG_WORDS = 9
+_MSG_F_PARTITION = 8
+_PARTITION_UA = -1
 _error_code = extern("rd_kafka_error_code", types.int32(types.voidptr))
 _error_destroy = extern("rd_kafka_error_destroy", types.void(types.voidptr))
 
@@ -119,6 +125,70 @@ def produce_rows(rk, start, n, rkts, tix, parts,
             _error_destroy(voidptr(err))
             return i, code
     return n, 0
+
+
+@njit(nogil=True)
+def produce_batch_rows(rkt, start, n, rows, parts, vbits, vbit_off, voff, vdata, kbits, kbit_off, koff, kdata,
+                       msgs, empty, failed):
+    """Queue records ``start..n`` of one topic, none with headers, by ``rd_kafka_produce_batch``,
+    a window of ``len(msgs) // MSG_WORDS`` records per call: librdkafka takes the topic's lock
+    once per window instead of once per record. Record ``j`` is row ``rows[j]`` (``rows``
+    empty: row ``j``). Values, keys and partitions as :func:`produce_rows`; ``rkt``: the topic
+    handle; ``msgs``: scratch ``rd_kafka_message_t`` words; ``failed``: scratch of a window's size.
+
+    Returns ``(next, error, k, bad)``: ``(n, 0, 0, -1)`` when every record was queued. A window
+    librdkafka refused records of is still queued otherwise (the call enqueues what it can), so
+    the result stops after it: ``next`` is the record after the window, ``failed[:k]`` the
+    refused rows in order, ``error`` the first error that is not ``_QUEUE_FULL`` (row ``bad``),
+    else ``_QUEUE_FULL``: then the caller serves events and queues exactly ``failed[:k]`` again.
+    """
+    cap = len(msgs) // MSG_WORDS
+    has_rows = len(rows) > 0
+    has_parts = len(parts) > 0
+    has_keys = len(koff) > 0
+    flags = _MSG_F_COPY | (_MSG_F_PARTITION if has_parts else 0)
+    rktp = voidptr(rkt)
+    base = msgs.ctypes.data
+    j0 = start
+    while j0 < n:
+        m = min(cap, n - j0)
+        for w in range(m):
+            i = rows[j0 + w] if has_rows else j0 + w
+            b = w * MSG_WORDS
+            msgs[b] = 0  # err (int32), padding
+            msgs[b + 1] = 0  # rkt: librdkafka's
+            msgs[b + 2] = parts[i] if has_parts else _PARTITION_UA  # int32 in the low bytes
+            if _valid(vbits, vbit_off, i):
+                msgs[b + 3] = vdata + voff[i] if vdata != 0 else empty
+                msgs[b + 4] = voff[i + 1] - voff[i]
+            else:
+                msgs[b + 3] = 0
+                msgs[b + 4] = 0
+            if has_keys and _valid(kbits, kbit_off, i):
+                msgs[b + 5] = kdata + koff[i] if kdata != 0 else empty
+                msgs[b + 6] = koff[i + 1] - koff[i]
+            else:
+                msgs[b + 5] = 0
+                msgs[b + 6] = 0
+            msgs[b + 7] = 0  # offset
+            msgs[b + 8] = i  # _private: the record's opaque, its row
+        got = _produce_batch(rktp, _PARTITION_UA, flags, voidptr(base), m)
+        if got < m:
+            k = 0
+            code = 0
+            bad = -1
+            for w in range(m):
+                e = np.int32(msgs[w * MSG_WORDS] & 0xFFFFFFFF)
+                if e != 0:
+                    i = rows[j0 + w] if has_rows else j0 + w
+                    if code == 0 or (code == ERR_QUEUE_FULL and e != ERR_QUEUE_FULL):
+                        code = e
+                        bad = i
+                    failed[k] = i
+                    k += 1
+            return j0 + m, code, k, bad
+        j0 += m
+    return n, 0, 0, -1
 
 
 @njit(nogil=True)

@@ -100,6 +100,41 @@ def test_a_header_name_holding_nul_fails_the_batch_naming_the_record(kafka):
     assert [(v, h) for _, _, v, h in _read(kafka, topic, 1, partitions=[0])] == [(b"e", [("ok", b"1")])]
 
 
+def test_headerless_batches_of_one_topic_keep_nulls_empties_keys_partitions_and_order(kafka):
+    # one topic, no headers: the rd_kafka_produce_batch path (windows of records per call)
+    topic = _topic("native-batch")
+    kafka.create_topic(topic)
+    n = 25_000  # three windows
+    # slices (a non-zero Arrow offset), as Spark's batches and filters hand over
+    values = pa.array([b"x", b"y"] + [None if i % 7 == 3 else b"" if i % 7 == 4 else i.to_bytes(4, "big")
+                                      for i in range(n)], pa.binary()).slice(2)
+    keys = pa.array([b"z"] + [None if i % 5 == 1 else b"" if i % 5 == 2 else b"k%d" % i for i in range(n)],
+                    pa.binary()).slice(1)
+    parts = pa.array([None if i % 3 == 0 else i % 4 for i in range(n)], pa.int32())  # None: the partitioner
+    bp = BatchProducer({"bootstrap.servers": kafka.bootstrap_servers})
+    try:
+        assert bp.produce(topic, values, keys, parts, None) == n
+        bp.finish(60)
+    finally:
+        bp.close()
+    got = _read(kafka, topic, n)
+    seen: dict[int, list[int]] = {}
+    for p, k, v, h in got:
+        assert h is None
+        if k:  # a named record: its value and partition
+            i = int(k[1:])
+            assert v == values[i].as_py() and (i % 3 == 0 or p == i % 4), (i, p, k, v)
+            seen.setdefault(p, []).append(i)
+    assert len(got) == n
+    def order(kv):
+        return repr(kv)
+
+    assert sorted(((k, v) for _, k, v, _ in got if not k), key=order) == sorted(
+        ((keys[i].as_py(), values[i].as_py()) for i in range(n) if i % 5 in (1, 2)), key=order), \
+        "null/empty keys or values"
+    assert all(s == sorted(s) for s in seen.values()), "records of a partition out of order"
+
+
 def test_plain_lists_and_no_headers_give_headerless_records(kafka):
     topic = _topic("native-lists")
     kafka.create_topic(topic)
