@@ -282,6 +282,21 @@ def _int64(buf, s, e):
 
 
 @_helper
+def _nonzero_span(buf, i0, nint, f0, n):
+    """First and last non-zero digit of a number token's digits (``nint`` integer digits from
+    ``i0``, then fraction digits from ``f0``; ``n`` in all), -1 for none."""
+    first = -1
+    last = -1
+    for j in range(n):
+        d = buf[i0 + j] if j < nint else buf[f0 + j - nint]
+        if d != 48:
+            if first < 0:
+                first = j
+            last = j
+    return first, last
+
+
+@_helper
 def _integral(buf, s, e):
     """A number token with a fraction or an exponent → (value, status): 0 an integer of
     magnitude below :data:`INTEGRAL_MAX`, 1 not an integer, 2 an integer not below it. Work is bounded by the
@@ -315,14 +330,7 @@ def _integral(buf, s, e):
     # the digits d[0..n) = integer digits then fraction digits; the point sits after d[point)
     n = nint + nfrac
     point = nint + exp
-    first = -1
-    last = -1
-    for j in range(n):
-        d = buf[i0 + j] if j < nint else buf[f0 + j - nint]
-        if d != 48:
-            if first < 0:
-                first = j
-            last = j
+    first, last = _nonzero_span(buf, i0, nint, f0, n)
     if first < 0:
         return 0, 0  # zero, whatever its form
     if last >= point:
@@ -381,14 +389,7 @@ def _render(buf, s, e, is_int, dst, at, lim):
             x = -x
     ni = i1 - i0
     nd = ni + (f1 - f0)
-    lead = -1
-    trail = -1
-    for k in range(nd):
-        d = buf[i0 + k] if k < ni else buf[f0 + k - ni]
-        if d != 48:
-            if lead < 0:
-                lead = k
-            trail = k
+    lead, trail = _nonzero_span(buf, i0, ni, f0, nd)
     if neg:
         dst[at] = 45
         at += 1
