@@ -36,12 +36,12 @@ def hwm_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-from connector.spark._options import parse_options
-from connector.spark._setup import build_setup
 from connector.spark._batch import read_partition
+from connector.spark._source import AsyncApiKafkaDataSource
 
 doc, topic, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-setup = build_setup(parse_options({"asyncapi": doc, "channel": "payments"}))
+ds = AsyncApiKafkaDataSource({"asyncapi": doc, "channel": "payments"})
+setup = ds.reader(ds.schema()).setup  # what an executor unpickles
 before = hwm_kb()
 rows, t0 = 0, time.perf_counter()
 for batch in read_partition(setup, topic, 0, 0, n):
@@ -52,28 +52,10 @@ print(json.dumps({"rows": rows, "rss_before_kb": before, "rss_peak_kb": peak, "s
 """
 
 
-def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
-    from confluent_kafka import Producer
-
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000,
-                  "queue.buffering.max.messages": 500000, "log_level": 3})
-    for i, v in enumerate(values):
-        while True:
-            try:
-                p.produce(topic, v, partition=0)
-                break
-            except BufferError:
-                p.poll(0.1)
-        if i % 10000 == 9999:
-            p.poll(0)
-    if p.flush(120):
-        raise RuntimeError("tansu: records not delivered")
-
-
 def measure(sizes=(100_000, 1_000_000), out: dict | None = None) -> dict:
     """``{size: {"rows", "rss_before_kb", "rss_peak_kb", "seconds"}}`` from a fresh child each."""
     from benchmarks.decode_bench import AVRO
-    from benchmarks.spark_bench import _document, _framed
+    from benchmarks.spark_bench import _document, _framed, produce_all
     from connector.testing import RegistryServer, TansuBroker
 
     out = {} if out is None else out
@@ -84,7 +66,7 @@ def measure(sizes=(100_000, 1_000_000), out: dict | None = None) -> dict:
         for n in sizes:
             topic = f"bench-mem-{n}"
             broker.create_topic(topic, 1)
-            _produce(broker.bootstrap_servers, topic, _framed(n, sid))
+            produce_all(broker.conf, [(topic, 0)], _framed(n, sid), "tansu")
             doc = json.loads(_document(broker.bootstrap_servers, registry.url))
             doc["channels"]["payments"]["address"] = topic
             del doc["channels"]["payments"]["parameters"]

@@ -280,24 +280,32 @@ class _OrdersBroker:
                     self._b.produce_many(name, values, partition=p, flush=False)
             self._b.flush()
             return
-        from confluent_kafka import Producer
-
-        prod = Producer({**self.conf, **_ORDERS_PRODUCER, "queue.buffering.max.messages": 1_000_000,
-                         "batch.num.messages": 10_000, "log_level": 3})
         for name in names:
             self._b.create_topic(name, 4)
-            for p in range(4):
-                for i, v in enumerate(values):
-                    while True:
-                        try:
-                            prod.produce(name, v, partition=p)
-                            break
-                        except BufferError:
-                            prod.poll(0.1)
-                    if i % 10_000 == 9_999:
-                        prod.poll(0)
-        if prod.flush(300):
-            raise RuntimeError(f"{self.name}: records not delivered")
+        produce_all(self.conf, [(name, p) for name in names for p in range(4)], values, self.name,
+                    _ORDERS_PRODUCER)
+
+
+def produce_all(conf: dict, where: list[tuple[str, int]], values: list[bytes], broker: str,
+                extra: dict | None = None) -> None:
+    """``values`` into every (topic, partition) of ``where`` with one confluent-kafka producer,
+    waiting out a full local queue; every record delivered, else RuntimeError."""
+    from confluent_kafka import Producer
+
+    prod = Producer({**conf, "linger.ms": 50, "queue.buffering.max.messages": 1_000_000,
+                     "batch.num.messages": 10_000, "log_level": 3, **(extra or {})})
+    for topic, p in where:
+        for i, v in enumerate(values):
+            while True:
+                try:
+                    prod.produce(topic, v, partition=p)
+                    break
+                except BufferError:
+                    prod.poll(0.1)
+            if i % 10_000 == 9_999:
+                prod.poll(0)
+    if prod.flush(300):
+        raise RuntimeError(f"{broker}: records not delivered")
 
 
 def case_label(total: int, partitions: int) -> str:
