@@ -29,6 +29,8 @@ TOUNION    col, member, aux offset of members: a non-union value into a struct-f
 ARRAY      col, min item size, end, key column, is map: starts a collection (a frame)
 NEXT       pc of its ARRAY: ends one item; the next item, block or the collection's end
 JMP        target
+CONST      col, value: a reader default (number bits, boolean, enum index) the writer lacks
+CBYTES     col, offset, length: a string/bytes default, from ``consts``
 CALL/RET   target: a subroutine (skipping a writer record, which may recurse)
 ERROR      code: fail the row
 =========  =========================================================================
@@ -55,7 +57,8 @@ from connector.formats.core.kernels import emit as _emit
 from connector.formats.core.kernels import memcpy as _memcpy
 from connector.formats.avro._opcodes import (  # noqa: F401 - the kernel's constants
     OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
-    OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, K_I32,
+    OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, OP_CONST,
+    OP_CBYTES, K_I32,
     K_I64, K_F32, K_F64, E_TRUNC, E_VARINT, E_INT32, E_LENGTH, E_BOOL, E_ENUM_RANGE,
     E_ENUM_UNKNOWN, E_BRANCH, E_COUNT, E_CAP, E_DEEP, E_TRAILING, E_MILLIS, E_BIG, E_CUSTOM,
 )
@@ -114,11 +117,12 @@ def _copy(dst, src):
 
 
 @njit(nogil=True)
-def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items, max_bytes,
-         cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, err_out, r0):
+def rows(buf, starts, ends, entry, code, aux, consts, fill0, fill1, fills, root_col, cap_items,
+         max_bytes, cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, err_out, r0):
     # the buffer arguments are ColumnBuffers.args() (connector.formats.core)
     """Rows from ``r0`` on: (next row, column out of value room or -1, column out of byte room
-    or -1). Stops at the first row that overflows (rolled back: grow, call again from it)."""
+    or -1). Stops at the first row that overflows (rolled back: grow, call again from it).
+    Row ``r`` runs the program from ``entry[r]`` (its writer's code)."""
     n = len(starts)
     sink = len(cval) - 1
     ncols = len(cbase)
@@ -136,13 +140,14 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
     i64 = f64.view(np.int64)
     bsrc = buf.ctypes.data  # byte copies by address: a per-byte loop costs ~25% of the kernel
     bdst = bdata.ctypes.data
+    csrc = consts.ctypes.data
     for r in range(r0, n):
         pos = starts[r]
         end = ends[r]
         err = 0
         items = 0
         sp = 0
-        pc = 0
+        pc = entry[r]
         ovc = -1
         ovb = -1
         _copy(snap, cnt)
@@ -498,6 +503,26 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         for q in range(fill0[mc], fill1[mc]):
                             ovc = _emit(fills[q], 0, 0, 0,
                                         cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                pc += 1
+            elif o == OP_CONST:  # a reader default the writer lacks: a number or enum index
+                ovc = _emit_v(c, code[pc, 2], cbase, ccap, cnt, cval, cvalid, sink, ovc)
+                pc += 1
+            elif o == OP_CBYTES:  # a string/bytes default: consts[code[pc, 2]:][:code[pc, 3]]
+                ln = code[pc, 3]
+                i = cnt[c]
+                j = cbase[c] + i
+                if i >= ccap[c]:
+                    j = sink
+                    ovc = c
+                cvalid[j] = 1
+                clen[j] = ln
+                cnt[c] = i + 1
+                b = bcnt[c]
+                if b + ln > bcap[c]:
+                    ovb = c
+                else:
+                    _memcpy(bdst + bbase[c] + b, csrc + code[pc, 2], ln)
+                    bcnt[c] = b + ln
                 pc += 1
             elif o == OP_CALL:
                 if sp >= MAX_NESTING:
