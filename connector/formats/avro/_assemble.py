@@ -52,8 +52,7 @@ class Assembly(ColumnTree):
         if k == "bin":
             return self._bytes(c, col, bitmap, lens, m, nulls)
         if k == "enum":
-            assert col.node is not None  # enum columns keep their reader node
-            syms = pa.array(list(col.node.symbols) or [""], pa.string())
+            syms = self.prog.symbols(c)
             return syms.take(pa.array(val, mask=~valid if nulls else None))
         if k == "bool":
             data = pa.py_buffer(np.packbits(val.astype(bool), bitorder="little"))
@@ -79,8 +78,8 @@ class Assembly(ColumnTree):
             raise OverflowError("more than 2 GiB of strings in one column of one batch")
         offsets = pa.py_buffer(offs.astype(np.int32))
         arr = pa.Array.from_buffers(t, m, [bitmap, offsets, pa.py_buffer(data)], null_count=nulls)
-        if not pa.types.is_string(t):
-            return arr
+        if not pa.types.is_string(t) or not len(data) or data.max() < 0x80:
+            return arr  # ASCII is UTF-8: one vectorized max instead of a validation per string
         try:
             arr.validate(full=True)
             return arr

@@ -67,6 +67,7 @@ class Program:
         self._subs: dict[int, int] = {}  # writer record → pc of its skip subroutine
         self._calls: list[tuple[int, Node]] = []  # CALL instructions to point at subroutines
         self.entries: list[int] = []
+        self._symbols: dict[int, pa.Array] = {}
         for plan in plans if isinstance(plans, list) else [plans]:
             self.entries.append(len(self._code))
             self._plan(plan)
@@ -317,6 +318,15 @@ class Program:
         self.fills = np.array([x for f in fills for x in f], np.int64)
         self.consts = np.frombuffer(bytes(self._consts) or b"\0", np.uint8)
         self.entry_pcs = np.array(self.entries, np.int64)
+
+    def symbols(self, c: int) -> pa.Array:
+        """The reader's symbols of enum column ``c`` as a string array (built once)."""
+        got = self._symbols.get(c)
+        if got is None:
+            node = self.cols[c].node
+            assert node is not None  # enum columns keep their reader node
+            got = self._symbols[c] = pa.array(list(node.symbols) or [""], pa.string())
+        return got
 
     def tables(self) -> tuple:
         """The kernel's program arguments after ``entry``, in its order."""
