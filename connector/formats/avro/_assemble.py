@@ -2,9 +2,10 @@
 
 Each column's values are in row order in its own buffer region; each becomes one Arrow array
 with numpy and Arrow kernels, bottom-up along the reader tree: structs from their children
-(reader-only fields from their defaults), lists and maps from item counts. Values the kernel
-leaves raw are finished here, where a bad one fails its row (never the group): UTF-8 of strings
-(one Arrow validation per column), decimals beyond their precision. The row of a bad value is
+(reader-only fields the kernel could not write, records, collections and decimals, from their
+defaults), lists and maps from item counts. Values the kernel leaves raw are finished here,
+where a bad one fails its row (never the group): UTF-8 of strings (one Arrow validation per
+column that holds a byte beyond ASCII), decimals beyond their precision. The row of a bad value is
 found by walking up the tree (list offsets map items to their lists), only when one fails.
 """
 from __future__ import annotations

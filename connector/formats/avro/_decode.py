@@ -6,7 +6,9 @@ Engine (chosen after measuring; see ``benchmarks/avro_engine_bench.py`` and
 (:mod:`connector.formats.avro._program`) that one compiled interpreter
 (:mod:`connector.formats.avro._vm`, numba, cached on disk: no compile per schema) runs over
 every payload of the group in one call, appending values to a tape; the tape becomes Arrow
-arrays column by column (:mod:`connector.formats.avro._assemble`). Recursive values, unions
+arrays column by column (:mod:`connector.formats.avro._assemble`). A batch holding rows of
+several writers (a writer changed mid-partition) runs one program holding each writer's code,
+in one call and one assembly in row order (:class:`MixedCodecs`). Recursive values, unions
 of maps, arrays and records, and collections of small records cost one pass over their bytes.
 Every malformed row becomes a row error with a reason, never a value, and never shifts its
 neighbours (each row is bounded by its own payload end; trailing bytes are an error).
