@@ -10,6 +10,8 @@ found by walking up the tree (list offsets map items to their lists), only when 
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -18,6 +20,13 @@ from connector.formats.avro._program import Column, Program
 from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
 
 __all__ = ["Assembly"]
+
+
+def _kernels() -> Any:
+    """The compiled helpers (imported lazily: numba is slow to import)."""
+    from connector.formats.avro import _assemble_kernels
+
+    return _assemble_kernels
 
 
 
@@ -53,8 +62,12 @@ class Assembly(ColumnTree):
         if k == "bin":
             return self._bytes(c, col, bitmap, lens, m, nulls)
         if k == "enum":
-            syms = self.prog.symbols(c)
-            return syms.take(pa.array(val, mask=~valid if nulls else None))
+            got = _kernels().enum_strings(val, valid, *self.prog.symbols(c))
+            if got is None:
+                raise AssertionError("enum index out of range on the tape")  # never: see the kernel
+            offs, data = got
+            return pa.Array.from_buffers(col.typ, m, [bitmap, pa.py_buffer(offs), pa.py_buffer(data)],
+                                         null_count=nulls)
         if k == "bool":
             data = pa.py_buffer(np.packbits(val.astype(bool), bitorder="little"))
         elif k == "i32":
@@ -68,17 +81,17 @@ class Assembly(ColumnTree):
     def _bytes(self, c: int, col: Column, bitmap, lens, m: int, nulls: int) -> pa.Array:
         t = col.typ
         data = self.bufs.column_bytes(c)
-        offs = np.zeros(m + 1, np.int64)
-        np.cumsum(lens, out=offs[1:])
         if pa.types.is_decimal(t):
-            out, bad = decimal_column(data, offs[:-1], lens, t.precision)
+            starts = np.zeros(m, np.int64)
+            np.cumsum(lens[:-1], out=starts[1:])
+            out, bad = decimal_column(data, starts, lens, t.precision)
             if bad.any():
                 self.fail(c, np.flatnonzero(bad), f"decimal value exceeds precision {t.precision}")
             return pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(out)], null_count=nulls)
-        if offs[-1] > 2**31 - 1:
+        offs = _kernels().string_offsets(lens)
+        if offs is None:
             raise OverflowError("more than 2 GiB of strings in one column of one batch")
-        offsets = pa.py_buffer(offs.astype(np.int32))
-        arr = pa.Array.from_buffers(t, m, [bitmap, offsets, pa.py_buffer(data)], null_count=nulls)
+        arr = pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(offs), pa.py_buffer(data)], null_count=nulls)
         if not pa.types.is_string(t) or not len(data) or data.max() < 0x80:
             return arr  # ASCII is UTF-8: one vectorized max instead of a validation per string
         try:

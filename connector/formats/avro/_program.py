@@ -67,7 +67,7 @@ class Program:
         self._subs: dict[int, int] = {}  # writer record → pc of its skip subroutine
         self._calls: list[tuple[int, Node]] = []  # CALL instructions to point at subroutines
         self.entries: list[int] = []
-        self._symbols: dict[int, pa.Array] = {}
+        self._symbols: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for plan in plans if isinstance(plans, list) else [plans]:
             self.entries.append(len(self._code))
             self._plan(plan)
@@ -319,13 +319,16 @@ class Program:
         self.consts = np.frombuffer(bytes(self._consts) or b"\0", np.uint8)
         self.entry_pcs = np.array(self.entries, np.int64)
 
-    def symbols(self, c: int) -> pa.Array:
-        """The reader's symbols of enum column ``c`` as a string array (built once)."""
+    def symbols(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """The reader's symbols of enum column ``c``: (offsets, UTF-8 bytes), built once."""
         got = self._symbols.get(c)
         if got is None:
             node = self.cols[c].node
             assert node is not None  # enum columns keep their reader node
-            got = self._symbols[c] = pa.array(list(node.symbols) or [""], pa.string())
+            texts = [s.encode("utf-8") for s in node.symbols] or [b""]
+            offs = np.zeros(len(texts) + 1, np.int64)
+            np.cumsum([len(t) for t in texts], out=offs[1:])
+            got = self._symbols[c] = (offs, np.frombuffer(b"".join(texts) or b"\0", np.uint8))
         return got
 
     def tables(self) -> tuple:
