@@ -22,11 +22,16 @@ from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, 
 __all__ = ["Assembly"]
 
 
-def _kernels() -> Any:
-    """The compiled helpers (imported lazily: numba is slow to import)."""
-    from connector.formats.avro import _assemble_kernels
+_K: Any = None  # the compiled helpers, imported at the first assembly (numba is slow to import)
 
-    return _assemble_kernels
+
+def _kernels() -> Any:
+    global _K
+    if _K is None:
+        from connector.formats.avro import _assemble_kernels
+
+        _K = _assemble_kernels
+    return _K
 
 
 
@@ -37,6 +42,21 @@ class Assembly(ColumnTree):
         super().__init__(prog.cols, prog.root_col)
         self.prog, self.bufs = prog, bufs
         self.dead, self.why = dead, why
+        self._sparse: dict[int, np.ndarray] = {}  # column -> the struct rows its values are of
+
+    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
+        """Rows of values ``idx`` of column ``c``: :meth:`ColumnTree._rows_of`, through the
+        struct fields whose column holds only some rows' values (a field some writers lack,
+        filled from its default by the assembly)."""
+        while c != self._root:
+            sparse = self._sparse.get(c)
+            if sparse is not None:
+                idx = sparse[idx]
+            p = self._parent[c]
+            if p in self._offsets:  # items of lists/maps → the list's index
+                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
+            c = p
+        return idx
 
     def fail(self, c: int, idx: np.ndarray, why: str) -> None:
         rows = self._rows_of(c, idx)
@@ -115,9 +135,15 @@ class Assembly(ColumnTree):
 
     def _struct(self, col: Column, valid, val, nulls: int) -> pa.Array:
         m = len(valid)
-        kids = [self.build(x) for x in col.children]
         if any(len(d) for _, d in col.variants):  # reader fields some writers lack: defaults
-            kids = [self._defaulted(col, i, kid, valid, val) for i, kid in enumerate(kids)]
+            froms = [self._from_column(col, i, valid, val) for i in range(len(col.children))]
+            for x, from_col in zip(col.children, froms):
+                if from_col is not None:  # the column holds values of these struct rows only
+                    self._sparse[x] = np.flatnonzero(from_col)
+            kids = [self._defaulted(col, i, self.build(x), valid, val, from_col)
+                    for i, (x, from_col) in enumerate(zip(col.children, froms))]
+        else:
+            kids = [self.build(x) for x in col.children]
         mask = pa.array(~valid) if nulls else None
         if not kids:
             bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
@@ -125,14 +151,20 @@ class Assembly(ColumnTree):
         return pa.StructArray.from_arrays(kids, fields=list(col.typ), mask=mask)
 
     @staticmethod
-    def _defaulted(col: Column, i: int, kid: pa.Array, valid, variant) -> pa.Array:
-        """Field ``i`` of a struct: from its column where the writer had it (or the struct is
-        null), the reader's default elsewhere."""
+    def _from_column(col: Column, i: int, valid, variant) -> np.ndarray | None:
+        """Rows of a struct whose field ``i`` is in its column: the writer had it (or the
+        struct is null); None: every row."""
         takers = [v for v, (_, d) in enumerate(col.variants) if i in d]
-        if not takers:
+        return ~valid | ~np.isin(variant, takers) if takers else None
+
+    @staticmethod
+    def _defaulted(col: Column, i: int, kid: pa.Array, valid, variant, from_col) -> pa.Array:
+        """Field ``i`` of a struct: from its column where the writer had it (or the struct is
+        null), the reader's default elsewhere (``from_col``: see :meth:`_from_column`)."""
+        if from_col is None:
             return kid
+        takers = [v for v, (_, d) in enumerate(col.variants) if i in d]
         m = len(valid)
-        from_col = ~valid | ~np.isin(variant, takers)
         if len(takers) == 1 and not from_col.any() and not len(kid):  # every row: one writer without it
             return col.variants[takers[0]][1][i].take(pa.array(np.zeros(m, np.int64)))
         parts = []

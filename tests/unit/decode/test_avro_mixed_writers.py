@@ -140,3 +140,23 @@ def test_scalar_defaults_are_written_by_the_kernel_and_the_others_by_the_assembl
     assert (v["s"], v["by"], v["i"], v["l"], v["f"], v["d"], v["b"], v["e"], v["n"], v["nl"], v["il"],
             v["nr"]) == ("dflt é", b"\xff\x01", -7, 2**40, 1.5, -2.25, True, "B", None, 5, 9, None)
     assert v["rec"] == {"x": 1} and v["arr"] == [1, 2] and v["m"] == [("k", "v")]
+
+
+def test_values_failing_in_the_assembly_name_their_own_writer(registry):
+    registry.add(1, OLD)
+    registry.add(2, READER)
+    dec = build_decoder(Spec("avro", READER), options=DecodeOptions())
+    bad_utf8 = b"\x02" + b"\x04\xff\xfe"  # id 1, name: 2 bytes that are not UTF-8
+    big = dict(_new(2), dec=Decimal("999.99"))
+    wide = avro_bytes(dict(READER, fields=[dict(f, type={"type": "bytes", "logicalType": "decimal",
+                                                           "precision": 9, "scale": 2})
+                                           if f["name"] == "dec" else f for f in READER["fields"]]),
+                      dict(big, dec=Decimal("9999999.99")))  # beyond precision 5 once read
+    rows = [(2, avro_bytes(READER, _new(1))), (1, bad_utf8), (2, wide), (1, avro_bytes(OLD, {"id": 3, "name": "ok"}))]
+    res = dec.decode(framed(rows), registry.lookup)
+    errs = res.errors.to_pylist()
+    assert errs[0] is None and errs[3] is None
+    assert errs[1] == "avro decode failed for schema id 1: invalid UTF-8 in a string"
+    assert errs[2] == "avro decode failed for schema id 2: decimal value exceeds precision 5"
+    assert res.values[1].as_py() is None and res.values[2].as_py() is None
+    assert res.values[3].as_py()["name"] == "ok" and res.values[0].as_py()["name"] == "n1"
