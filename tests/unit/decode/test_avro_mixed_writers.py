@@ -10,6 +10,8 @@ from decimal import Decimal
 import fastavro
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.unit.decode.decode_helpers import Spec, avro_bytes, framed
 
 from connector.formats import DecodeOptions, build_decoder
@@ -160,3 +162,26 @@ def test_values_failing_in_the_assembly_name_their_own_writer(registry):
     assert errs[2] == "avro decode failed for schema id 2: decimal value exceeds precision 5"
     assert res.values[1].as_py() is None and res.values[2].as_py() is None
     assert res.values[3].as_py()["name"] == "ok" and res.values[0].as_py()["name"] == "n1"
+
+
+_PAYLOADS = {1: [avro_bytes(OLD, {"id": i, "name": "é" * i}) for i in range(4)],
+             2: [avro_bytes(READER, _new(i)) for i in range(4)]}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from([1, 2, 99]), st.integers(0, 3), st.integers(0, 40)),
+                min_size=1, max_size=12))
+def test_property_a_batch_of_any_writers_equals_its_rows_decoded_alone(registry, rows):
+    """Any order of writers, some rows cut short (row errors) or of an unknown id: the batch
+    gives each row what decoding it alone gives."""
+    registry.add(1, OLD)
+    registry.add(2, READER)
+    dec = build_decoder(Spec("avro", READER), options=DecodeOptions())
+    framed_rows = []
+    for sid, i, cut in rows:
+        p = _PAYLOADS.get(sid, _PAYLOADS[1])[i]
+        framed_rows.append((sid, p[:len(p) - cut] if cut < len(p) else p))
+    res = dec.decode(framed(framed_rows), registry.lookup)
+    alone = [dec.decode(framed([r]), registry.lookup) for r in framed_rows]
+    assert res.values.to_pylist() == [a.values[0].as_py() for a in alone]
+    assert res.errors.to_pylist() == [a.errors[0].as_py() for a in alone]
