@@ -2,7 +2,10 @@
 
 Rows are grouped by writer schema (and Protobuf message index), each group is decoded by the
 format's reader (:class:`connector.formats.core.ReaderModel`) in one vectorized call, and the
-groups are scattered back into row order with one ``take``.
+groups are scattered back into row order with one ``take``. A reader that can decode rows of
+several writers in one pass (an optional ``decode_runs(payloads, [(writer, rows, label)])``;
+Avro has it) gets a batch of several groups whole instead: no take of each group's payloads,
+no concatenation, no scatter (a writer that changes mid-partition gives such batches).
 
 Schema problems (an unreachable or unparseable writer schema, a writer that cannot be
 resolved to the reader) become per-row errors for that group naming the schema id, so a
