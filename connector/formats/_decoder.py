@@ -2,7 +2,10 @@
 
 Rows are grouped by writer schema (and Protobuf message index), each group is decoded by the
 format's reader (:class:`connector.formats.core.ReaderModel`) in one vectorized call, and the
-groups are scattered back into row order with one ``take``.
+groups are scattered back into row order with one ``take``. A reader that can decode rows of
+several writers in one pass (an optional ``decode_runs(payloads, [(writer, rows, label)])``;
+Avro has it) gets a batch of several groups whole instead: no take of each group's payloads,
+no concatenation, no scatter (a writer that changes mid-partition gives such batches).
 
 Schema problems (an unreachable or unparseable writer schema, a writer that cannot be
 resolved to the reader) become per-row errors for that group naming the schema id, so a
@@ -177,10 +180,33 @@ class Decoder(SchemaBound):
             Never raises for bad payloads or writer schemas: those rows get error text.
         """
         book = RowBook(parsed)
-        parts: list = []
-        for writer, path, rows, label in writer_groups(parsed, lookup, self.fmt, book):
-            self.decode_rows(parsed, rows, writer, path, label, book, parts)
-        return book.result(scatter(len(parsed), parts, self.arrow_type))
+        groups = list(writer_groups(parsed, lookup, self.fmt, book))
+        for writer, path, rows, label in groups:  # outside any try: failOnNewFields must raise
+            book.rescue(rows, self.evolve(parsed, rows, writer, path, label))
+        values = self._decode_together(parsed, groups, book) if len(groups) > 1 else None
+        if values is None:
+            parts: list = []
+            for writer, path, rows, label in groups:
+                self._decode_group_into(parsed, rows, writer, path, label, book, parts)
+            values = scatter(len(parsed), parts, self.arrow_type)
+        return book.result(values)
+
+    def _decode_together(self, parsed, groups: list, book: RowBook) -> pa.Array | None:
+        """The values of every row when the format decodes several writer groups in one pass
+        (``decode_runs``; Avro: one kernel call in row order, no take, concatenation or
+        scatter); None: decode group by group (no such method, or a writer it cannot compile)."""
+        runs = getattr(self._state().reader, "decode_runs", None)
+        if runs is None:
+            return None
+        try:
+            got = runs(parsed.payload, [(writer, rows, label) for writer, _, rows, label in groups])
+        except Exception:  # noqa: BLE001 - group by group: each group's failure stays its own
+            return None
+        if got is None:
+            return None
+        values, errs = got
+        book.add_errors(np.arange(len(parsed)), errs)
+        return values
 
     def decode_rows(self, parsed, rows: np.ndarray, writer, path: tuple, label: str, book: "RowBook",
                     parts: list) -> None:
@@ -191,9 +217,13 @@ class Decoder(SchemaBound):
         error: decode() never raises for data or writer schemas.
         """
         book.rescue(rows, self.evolve(parsed, rows, writer, path, label))
+        self._decode_group_into(parsed, rows, writer, path, label, book, parts)
+
+    def _decode_group_into(self, parsed, rows: np.ndarray, writer, path: tuple, label: str,
+                           book: "RowBook", parts: list) -> None:
         try:
             vals, errs = self.decode_group(payloads_of(parsed, rows), writer, path, label)
-        except Exception as e:  # noqa: BLE001 - see above
+        except Exception as e:  # noqa: BLE001 - see decode_rows
             book.fail(rows, f"{self.fmt} decode failed for schema id {label}: {fault_text(e)}")
             return
         parts.append((rows, vals))

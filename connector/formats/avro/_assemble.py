@@ -2,12 +2,15 @@
 
 Each column's values are in row order in its own buffer region; each becomes one Arrow array
 with numpy and Arrow kernels, bottom-up along the reader tree: structs from their children
-(reader-only fields from their defaults), lists and maps from item counts. Values the kernel
-leaves raw are finished here, where a bad one fails its row (never the group): UTF-8 of strings
-(one Arrow validation per column), decimals beyond their precision. The row of a bad value is
+(reader-only fields the kernel could not write, records, collections and decimals, from their
+defaults), lists and maps from item counts. Values the kernel leaves raw are finished here,
+where a bad one fails its row (never the group): UTF-8 of strings (one Arrow validation per
+column that holds a byte beyond ASCII), decimals beyond their precision. The row of a bad value is
 found by walking up the tree (list offsets map items to their lists), only when one fails.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +22,18 @@ from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, 
 __all__ = ["Assembly"]
 
 
+_K: Any = None  # the compiled helpers, imported at the first assembly (numba is slow to import)
+
+
+def _kernels() -> Any:
+    global _K
+    if _K is None:
+        from connector.formats.avro import _assemble_kernels
+
+        _K = _assemble_kernels
+    return _K
+
+
 
 class Assembly(ColumnTree):
     """Builds the arrays of one decode call; rows failing here get ``why`` (first reason)."""
@@ -27,6 +42,21 @@ class Assembly(ColumnTree):
         super().__init__(prog.cols, prog.root_col)
         self.prog, self.bufs = prog, bufs
         self.dead, self.why = dead, why
+        self._sparse: dict[int, np.ndarray] = {}  # column -> the struct rows its values are of
+
+    def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
+        """Rows of values ``idx`` of column ``c``: :meth:`ColumnTree._rows_of`, through the
+        struct fields whose column holds only some rows' values (a field some writers lack,
+        filled from its default by the assembly)."""
+        while c != self._root:
+            sparse = self._sparse.get(c)
+            if sparse is not None:
+                idx = sparse[idx]
+            p = self._parent[c]
+            if p in self._offsets:  # items of lists/maps → the list's index
+                idx = np.searchsorted(self._offsets[p], idx, side="right") - 1
+            c = p
+        return idx
 
     def fail(self, c: int, idx: np.ndarray, why: str) -> None:
         rows = self._rows_of(c, idx)
@@ -52,9 +82,12 @@ class Assembly(ColumnTree):
         if k == "bin":
             return self._bytes(c, col, bitmap, lens, m, nulls)
         if k == "enum":
-            assert col.node is not None  # enum columns keep their reader node
-            syms = pa.array(list(col.node.symbols) or [""], pa.string())
-            return syms.take(pa.array(val, mask=~valid if nulls else None))
+            got = _kernels().enum_strings(val, valid, *self.prog.symbols(c))
+            if got is None:
+                raise AssertionError("enum index out of range on the tape")  # never: see the kernel
+            offs, data = got
+            return pa.Array.from_buffers(col.typ, m, [bitmap, pa.py_buffer(offs), pa.py_buffer(data)],
+                                         null_count=nulls)
         if k == "bool":
             data = pa.py_buffer(np.packbits(val.astype(bool), bitorder="little"))
         elif k == "i32":
@@ -68,19 +101,19 @@ class Assembly(ColumnTree):
     def _bytes(self, c: int, col: Column, bitmap, lens, m: int, nulls: int) -> pa.Array:
         t = col.typ
         data = self.bufs.column_bytes(c)
-        offs = np.zeros(m + 1, np.int64)
-        np.cumsum(lens, out=offs[1:])
         if pa.types.is_decimal(t):
-            out, bad = decimal_column(data, offs[:-1], lens, t.precision)
+            starts = np.zeros(m, np.int64)
+            np.cumsum(lens[:-1], out=starts[1:])
+            out, bad = decimal_column(data, starts, lens, t.precision)
             if bad.any():
                 self.fail(c, np.flatnonzero(bad), f"decimal value exceeds precision {t.precision}")
             return pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(out)], null_count=nulls)
-        if offs[-1] > 2**31 - 1:
+        offs = _kernels().string_offsets(lens)
+        if offs is None:
             raise OverflowError("more than 2 GiB of strings in one column of one batch")
-        offsets = pa.py_buffer(offs.astype(np.int32))
-        arr = pa.Array.from_buffers(t, m, [bitmap, offsets, pa.py_buffer(data)], null_count=nulls)
-        if not pa.types.is_string(t):
-            return arr
+        arr = pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(offs), pa.py_buffer(data)], null_count=nulls)
+        if not pa.types.is_string(t) or not len(data) or data.max() < 0x80:
+            return arr  # ASCII is UTF-8: one vectorized max instead of a validation per string
         try:
             arr.validate(full=True)
             return arr
@@ -102,9 +135,15 @@ class Assembly(ColumnTree):
 
     def _struct(self, col: Column, valid, val, nulls: int) -> pa.Array:
         m = len(valid)
-        kids = [self.build(x) for x in col.children]
         if any(len(d) for _, d in col.variants):  # reader fields some writers lack: defaults
-            kids = [self._defaulted(col, i, kid, valid, val) for i, kid in enumerate(kids)]
+            froms = [self._from_column(col, i, valid, val) for i in range(len(col.children))]
+            for x, from_col in zip(col.children, froms):
+                if from_col is not None:  # the column holds values of these struct rows only
+                    self._sparse[x] = np.flatnonzero(from_col)
+            kids = [self._defaulted(col, i, self.build(x), valid, val, from_col)
+                    for i, (x, from_col) in enumerate(zip(col.children, froms))]
+        else:
+            kids = [self.build(x) for x in col.children]
         mask = pa.array(~valid) if nulls else None
         if not kids:
             bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
@@ -112,14 +151,20 @@ class Assembly(ColumnTree):
         return pa.StructArray.from_arrays(kids, fields=list(col.typ), mask=mask)
 
     @staticmethod
-    def _defaulted(col: Column, i: int, kid: pa.Array, valid, variant) -> pa.Array:
-        """Field ``i`` of a struct: from its column where the writer had it (or the struct is
-        null), the reader's default elsewhere."""
+    def _from_column(col: Column, i: int, valid, variant) -> np.ndarray | None:
+        """Rows of a struct whose field ``i`` is in its column: the writer had it (or the
+        struct is null); None: every row."""
         takers = [v for v, (_, d) in enumerate(col.variants) if i in d]
-        if not takers:
+        return ~valid | ~np.isin(variant, takers) if takers else None
+
+    @staticmethod
+    def _defaulted(col: Column, i: int, kid: pa.Array, valid, variant, from_col) -> pa.Array:
+        """Field ``i`` of a struct: from its column where the writer had it (or the struct is
+        null), the reader's default elsewhere (``from_col``: see :meth:`_from_column`)."""
+        if from_col is None:
             return kid
+        takers = [v for v, (_, d) in enumerate(col.variants) if i in d]
         m = len(valid)
-        from_col = ~valid | ~np.isin(variant, takers)
         if len(takers) == 1 and not from_col.any() and not len(kid):  # every row: one writer without it
             return col.variants[takers[0]][1][i].take(pa.array(np.zeros(m, np.int64)))
         parts = []

@@ -6,7 +6,9 @@ Engine (chosen after measuring; see ``benchmarks/avro_engine_bench.py`` and
 (:mod:`connector.formats.avro._program`) that one compiled interpreter
 (:mod:`connector.formats.avro._vm`, numba, cached on disk: no compile per schema) runs over
 every payload of the group in one call, appending values to a tape; the tape becomes Arrow
-arrays column by column (:mod:`connector.formats.avro._assemble`). Recursive values, unions
+arrays column by column (:mod:`connector.formats.avro._assemble`). A batch holding rows of
+several writers (a writer changed mid-partition) runs one program holding each writer's code,
+in one call and one assembly in row order (:class:`MixedCodecs`). Recursive values, unions
 of maps, arrays and records, and collections of small records cost one pass over their bytes.
 Every malformed row becomes a row error with a reason, never a value, and never shifts its
 neighbours (each row is bounded by its own payload end; trailing bytes are an error).
@@ -21,6 +23,7 @@ Avro.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -30,9 +33,11 @@ from connector.formats.avro._graph import parse_graph
 from connector.formats.avro._plan import resolve
 from connector.formats.avro._program import Program
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
-from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view
+from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view, refs_of, refs_texts
 
-__all__ = ["AvroCodec"]
+__all__ = ["AvroCodec", "MixedCodecs"]
+
+_MAX_MIXED = 64  # cached codecs of writer combinations per reader
 
 
 def _messages(cap_items: int, cap_bytes: int) -> dict[int, str]:
@@ -72,16 +77,20 @@ class AvroCodec:
     """
 
     def __init__(self, writer_text: str, reader: Node | None, reader_text: str | None,
-                 options: DecodeOptions, writer_refs: tuple = (), reader_refs: tuple = ()):
+                 options: DecodeOptions, writer_refs: tuple = (), reader_refs: tuple = (),
+                 more_writers: tuple[tuple[str, tuple], ...] = ()):
         self.options = options
         if reader is None:
             reader, _ = parse_avro(writer_text, max_depth=options.max_recursion_depth,
                                    refs=writer_refs)
         self.reader = reader
         self.arrow_type = arrow_type_of(reader)
-        self.writer = parse_graph(writer_text, writer_refs)
-        self.plan = resolve(self.writer, reader)
-        self.program = Program(self.plan, reader)
+        # writer 0, then ``more_writers`` (text, refs): one program decodes rows of any of them
+        self.writers = [parse_graph(t, r) for t, r in ((writer_text, writer_refs), *more_writers)]
+        self.writer = self.writers[0]
+        self.plans = [resolve(w, reader) for w in self.writers]
+        self.plan = self.plans[0]
+        self.program = Program(self.plans, reader)
         lim = options.limits
         self._messages = _messages(lim.max_collection_items, lim.max_record_bytes)
         for i, why in enumerate(self.program.messages):
@@ -90,6 +99,16 @@ class AvroCodec:
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
         """Decode a null-free binary array; returns (values, per-row error or None)."""
+        return self.decode_rows(payloads, None, [label])
+
+    def decode_rows(self, payloads: pa.BinaryArray, writer_of: np.ndarray | None,
+                    labels: list[str]) -> tuple[pa.Array, list]:
+        """Decode rows of several writers in one pass, in row order.
+
+        ``writer_of`` gives each row's writer (an index into this codec's writers; -1: the
+        row has no payload to decode and is null, its payload is not read), None: every row
+        is writer 0's. ``labels``: each writer's schema id, for the error text.
+        """
         from connector.formats.avro import _vm
         from connector.formats.avro._assemble import Assembly
 
@@ -100,14 +119,21 @@ class AvroCodec:
             return pa.array([], self.arrow_type), []
         offs, data = payload_view(payloads)
         starts = np.ascontiguousarray(offs[:-1], np.int64)
-        ends = np.ascontiguousarray(offs[1:], np.int64)
         prog, lim = self.program, self.options.limits
+        if writer_of is None:
+            ends = np.ascontiguousarray(offs[1:], np.int64)
+            entry = np.full(n, prog.entries[0], np.int64)
+        else:
+            none = writer_of < 0
+            ends = np.where(none, starts, offs[1:])  # no bytes: nothing read, a null value
+            entry = prog.entry_pcs[writer_of]  # -1: the last entry, a null row
         bufs = ColumnBuffers(self._learnt, n)
         codes = np.zeros(n, np.int32)
         r = 0
         while True:
-            r, over, overb = V.rows(data, starts, ends, *prog.tables(), lim.max_collection_items,
-                                    lim.max_record_bytes, *bufs.args(), codes, r)
+            r, over, overb = V.rows(data, starts, ends, entry, *prog.tables(),
+                                    lim.max_collection_items, lim.max_record_bytes, *bufs.args(),
+                                    codes, r)
             if over < 0 and overb < 0:
                 break
             bufs.grow(over, overb, int(ends[r] - starts[r]))
@@ -121,9 +147,50 @@ class AvroCodec:
         vals = asm.build(prog.root_col)
         if not dead.any():
             return vals, [None] * n
-        prefix = f"avro decode failed for schema id {label}: "
-        errors = [None if w is None else prefix + w for w in why.tolist()]
+        prefix = [f"avro decode failed for schema id {label}: " for label in labels]
+        who = np.zeros(n, np.int64) if writer_of is None else writer_of
+        errors = [None if w is None else prefix[k] + w for w, k in zip(why.tolist(), who.tolist())]
         return _null_rows(vals, dead), errors
+
+
+class MixedCodecs:
+    """One reader's codecs over the several writers of one batch (writers change
+    mid-partition: a batch holds the old writer's rows, then the new one's).
+
+    Decoding them together is one kernel call and one assembly in row order, where group by
+    group is one per writer, plus a take of each group's payloads, a concatenation and the
+    reader defaults filled per group.
+    """
+
+    def __init__(self, reader: Node, text: str, refs: tuple, options: DecodeOptions):
+        self.reader, self.text, self.refs, self.options = reader, text, refs, options
+        self._codecs: dict[tuple, AvroCodec] = {}
+        self._lock = threading.Lock()
+
+    def decode(self, payloads: pa.BinaryArray, groups: list) -> tuple[pa.Array, list] | None:
+        """``groups``: (writer schema or None, rows, label); rows in no group are null.
+
+        Returns (values, per-row error or None) for every row, or None when a writer cannot be
+        compiled: the caller then decodes group by group, so that only that group's rows fail.
+        """
+        keys = tuple((w.text, refs_texts(refs_of(w))) if w is not None else (self.text, self.refs)
+                     for w, _, _ in groups)
+        codec = self._codecs.get(keys)
+        if codec is None:
+            try:
+                codec = AvroCodec(keys[0][0], self.reader, self.text, self.options,
+                                  writer_refs=keys[0][1], reader_refs=self.refs,
+                                  more_writers=keys[1:])
+            except Exception:  # noqa: BLE001 - group by group, each group gets its own error
+                return None
+            with self._lock:
+                if len(self._codecs) >= _MAX_MIXED:  # combinations come from the data: bounded
+                    self._codecs.clear()
+                self._codecs[keys] = codec
+        writer_of = np.full(len(payloads), -1, np.int64)
+        for i, (_, rows, _) in enumerate(groups):
+            writer_of[rows] = i
+        return codec.decode_rows(payloads, writer_of, [label for _, _, label in groups])
 
 
 def _null_rows(vals: pa.Array, dead: np.ndarray) -> pa.Array:

@@ -12,7 +12,7 @@ import pyarrow as pa
 from registry import SchemaType
 
 from connector.errors import SchemaMappingError
-from connector.formats.avro._decode import AvroCodec
+from connector.formats.avro._decode import AvroCodec, MixedCodecs
 from connector.formats.avro._encode import encode_avro
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
 from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of, refs_texts
@@ -49,6 +49,7 @@ class AvroReader:
         self.full_name: str | None = self.node.name
         self.aliases: Mapping[str, str] = reader_aliases(self.node)
         self._codecs: dict[tuple, AvroCodec] = {}
+        self._mixed = MixedCodecs(self.node, self.text, self.refs, options)
         self._lock = threading.Lock()
 
     def decode_group(self, payloads: pa.BinaryArray, writer: Any, path: tuple, label: str):
@@ -60,6 +61,10 @@ class AvroReader:
             with self._lock:
                 self._codecs[(text, w_refs)] = codec
         return codec.decode(payloads, label)
+
+    def decode_runs(self, payloads: pa.BinaryArray, groups: list):
+        """All rows of a batch of several writers in one pass (see :class:`MixedCodecs`)."""
+        return self._mixed.decode(payloads, groups)
 
 
 class AvroEncoderModel:

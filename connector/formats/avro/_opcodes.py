@@ -2,7 +2,8 @@
 apart from it so that programs are built without importing numba (slow to import)."""
 
 (OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
- OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR) = range(18)
+ OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, OP_CONST,
+ OP_CBYTES) = range(20)
 K_I32, K_I64, K_F32, K_F64 = range(4)  # reader kinds and storage of numeric columns
 
 E_TRUNC, E_VARINT, E_INT32, E_LENGTH, E_BOOL, E_ENUM_RANGE, E_ENUM_UNKNOWN, E_BRANCH, E_COUNT, \

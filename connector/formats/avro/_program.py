@@ -30,6 +30,8 @@ _W = 8  # slots per instruction
 
 _READER_KIND = {"int": V.K_I32, "long": V.K_I64, "float": V.K_F32, "double": V.K_F64}
 _STORAGE = {"i32": V.K_I32, "i64": V.K_I64, "f32": V.K_F32, "f64": V.K_F64}
+# numeric columns: the dtype of their Arrow value buffer as the kernel stores it (see _assemble)
+_CONST_DTYPE = {"i32": np.int32, "i64": np.int64, "f32": np.uint32, "f64": np.int64}
 _SCALAR_COL = {"null": "null", "boolean": "bool", "int": "i32", "long": "i64", "float": "f32",
                "double": "f64", "bytes": "bin", "string": "bin", "fixed": "bin", "enum": "enum"}
 
@@ -47,18 +49,31 @@ class Column:
 
 
 class Program:
-    """The kernel's code, aux table and null-fill lists, and the output columns."""
+    """The kernel's code, aux table, constants and null-fill lists, and the output columns.
 
-    def __init__(self, plan: P.Plan, reader: Node):
+    ``plans`` are the plans of one reader and one or more writers: each writer's code starts
+    at ``entries[i]``, all of them fill the same columns (so a batch holding rows of several
+    writers decodes in one kernel call, in row order); ``entries[-1]`` is a row with no
+    payload (a null value)."""
+
+    def __init__(self, plans: P.Plan | list[P.Plan], reader: Node):
         self.cols: list[Column] = []
         self._colmap: dict[int, int] = {}
         self.root_col = self._alloc(reader)
         self._code: list[list[int]] = []
         self.aux: list[int] = []
+        self._consts = bytearray()
         self.messages: list[str] = []
         self._subs: dict[int, int] = {}  # writer record → pc of its skip subroutine
         self._calls: list[tuple[int, Node]] = []  # CALL instructions to point at subroutines
-        self._plan(plan)
+        self.entries: list[int] = []
+        self._symbols: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for plan in plans if isinstance(plans, list) else [plans]:
+            self.entries.append(len(self._code))
+            self._plan(plan)
+            self._add(V.OP_HALT)
+        self.entries.append(len(self._code))
+        self._add(V.OP_NULL, self.root_col)
         self._add(V.OP_HALT)
         while self._calls:
             at, w = self._calls.pop()
@@ -158,14 +173,17 @@ class Program:
             self._add(V.OP_ENUM, c, plan.nw, self._aux(plan.map))
         elif isinstance(plan, P.RecordPlan):
             col = self.cols[c]
-            col.variants.append((frozenset(ri for p, _, ri in plan.steps if p is not None),
-                                 plan.defaults))
-            self._add(V.OP_REC, c, len(col.variants) - 1)
+            at = self._add(V.OP_REC, c, 0)
             for p, w, _ in plan.steps:
                 if p is not None:
                     self._plan(p)
                 else:
                     self._skip(w)
+            # reader fields the writer lacks: the kernel writes the simple defaults, the
+            # assembly fills the others (records, collections, decimals) per variant
+            rest = {ri: d for ri, d in plan.defaults.items() if not self._default(col.children[ri], d)}
+            col.variants.append((frozenset(ri for p, _, ri in plan.steps if p is not None), rest))
+            self._code[at][2] = len(col.variants) - 1
         elif isinstance(plan, P.WriterUnionPlan):
             struct = plan.R is not None and union_kind(plan.R) == "struct"
             targets = []
@@ -188,6 +206,32 @@ class Program:
                 self._collection(c, plan.item.min_size, -1, plan.item, self._plan)
         else:
             raise TypeError(f"no kernel code for {type(plan).__name__}")
+
+    def _default(self, c: int, d: pa.Array) -> bool:
+        """Append code writing default ``d`` (one value) into column ``c``; False when the
+        assembly must fill it instead."""
+        kind, t = self.cols[c].kind, self.cols[c].typ
+        if d.null_count:
+            self._add(V.OP_NULL, c)
+        elif kind in _CONST_DTYPE:
+            v = np.frombuffer(d.buffers()[1], _CONST_DTYPE[kind])[d.offset]
+            self._add(V.OP_CONST, c, int(v))
+        elif kind == "bool":
+            self._add(V.OP_CONST, c, int(d[0].as_py()))
+        elif kind == "enum":
+            node = self.cols[c].node
+            sym = d[0].as_py()
+            if node is None or sym not in node.symbols:
+                return False
+            self._add(V.OP_CONST, c, list(node.symbols).index(sym))
+        elif kind == "bin" and (pa.types.is_string(t) or pa.types.is_binary(t)):
+            v = d[0].as_py()
+            b = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+            self._add(V.OP_CBYTES, c, len(self._consts), len(b))
+            self._consts += b
+        else:
+            return False
+        return True
 
     def _union(self, c: int, targets: list, body) -> None:
         """UNION, then each branch's code and a jump to the end (the last falls through);
@@ -272,7 +316,22 @@ class Program:
         self.fill1 = np.cumsum(flens)
         self.fill0 = self.fill1 - flens
         self.fills = np.array([x for f in fills for x in f], np.int64)
+        self.consts = np.frombuffer(bytes(self._consts) or b"\0", np.uint8)
+        self.entry_pcs = np.array(self.entries, np.int64)
+
+    def symbols(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """The reader's symbols of enum column ``c``: (offsets, UTF-8 bytes), built once."""
+        got = self._symbols.get(c)
+        if got is None:
+            node = self.cols[c].node
+            assert node is not None  # enum columns keep their reader node
+            texts = [s.encode("utf-8") for s in node.symbols] or [b""]
+            offs = np.zeros(len(texts) + 1, np.int64)
+            np.cumsum([len(t) for t in texts], out=offs[1:])
+            got = self._symbols[c] = (offs, np.frombuffer(b"".join(texts) or b"\0", np.uint8))
+        return got
 
     def tables(self) -> tuple:
-        """The kernel's program arguments, in its order."""
-        return (self.code, self.aux_arr, self.fill0, self.fill1, self.fills, self.root_col)
+        """The kernel's program arguments after ``entry``, in its order."""
+        return (self.code, self.aux_arr, self.consts, self.fill0, self.fill1, self.fills,
+                self.root_col)

@@ -7,7 +7,9 @@ small program (:mod:`connector.formats.avro._program`) of instructions this loop
 
 Instructions are rows of ``code`` (int64, 8 slots: op and operands); ``pc`` moves to the next
 row unless the op jumps. Records are inline (their fields' instructions follow one another),
-so a flat record costs one instruction per field.
+so a flat record costs one instruction per field. A program may hold the code of several
+writers of one reader (they fill the same columns): each row starts at its writer's entry
+(``entry[r]``), so a batch whose writer changed mid-way is one call, in row order.
 
 =========  =========================================================================
 op         operands (``col`` is the output column; -1: the value is skipped)
@@ -29,6 +31,8 @@ TOUNION    col, member, aux offset of members: a non-union value into a struct-f
 ARRAY      col, min item size, end, key column, is map: starts a collection (a frame)
 NEXT       pc of its ARRAY: ends one item; the next item, block or the collection's end
 JMP        target
+CONST      col, value: a reader default (number bits, boolean, enum index) the writer lacks
+CBYTES     col, offset, length: a string/bytes default, from ``consts``
 CALL/RET   target: a subroutine (skipping a writer record, which may recurse)
 ERROR      code: fail the row
 =========  =========================================================================
@@ -40,7 +44,8 @@ many arrays it is written out by hand (a call passes each array as seven values)
 
 Column ``c`` owns ``cbase[c] .. cbase[c] + ccap[c]`` of the value buffers (``cval``, ``cvalid``;
 strings and bytes: their length in ``clen`` and their bytes, copied while they are in cache, in
-``bdata[bbase[c]:]``); ``cnt[c]`` counts its values, ``bcnt[c]`` its bytes. A list's value is its
+``bdata[bbase[c]:]``, by ``memcpy``: a per-byte loop cost a quarter of the kernel's time;
+values of other columns leave ``clen`` unwritten); ``cnt[c]`` counts its values, ``bcnt[c]`` its bytes. A list's value is its
 item count (written when the list ends), a struct's its variant. A row that fails is rolled back
 to the column counts at its start (a snapshot per row: cheaper than logging writes) and
 replaced by a null-filled root, so neighbours never shift. A column that runs out of room
@@ -52,9 +57,11 @@ import numpy as np
 
 from connector.formats.core import njit
 from connector.formats.core.kernels import emit as _emit
+from connector.formats.core.kernels import memcpy as _memcpy
 from connector.formats.avro._opcodes import (  # noqa: F401 - the kernel's constants
     OP_HALT, OP_REC, OP_NULL, OP_BOOL, OP_VARNUM, OP_VARSKIP, OP_FLOATNUM, OP_FIXSKIP, OP_BYTES,
-    OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, K_I32,
+    OP_ENUM, OP_UNION, OP_TOUNION, OP_ARRAY, OP_NEXT, OP_JMP, OP_CALL, OP_RET, OP_ERROR, OP_CONST,
+    OP_CBYTES, K_I32,
     K_I64, K_F32, K_F64, E_TRUNC, E_VARINT, E_INT32, E_LENGTH, E_BOOL, E_ENUM_RANGE,
     E_ENUM_UNKNOWN, E_BRANCH, E_COUNT, E_CAP, E_DEEP, E_TRAILING, E_MILLIS, E_BIG, E_CUSTOM,
 )
@@ -86,6 +93,21 @@ def _varint(buf, pos, end):
 
 
 @_helper
+def _emit_v(c, v, cbase, ccap, cnt, cval, cvalid, sink, ovc):
+    """One valid value of a column without lengths (numbers, enums, structs, collections):
+    ``emit`` without the length store."""
+    i = cnt[c]
+    j = cbase[c] + i
+    if i >= ccap[c]:
+        j = sink
+        ovc = c
+    cval[j] = v
+    cvalid[j] = 1
+    cnt[c] = i + 1
+    return ovc
+
+
+@_helper
 def _zigzag(u):
     return np.int64(u >> np.uint64(1)) ^ -np.int64(u & np.uint64(1))
 
@@ -98,11 +120,12 @@ def _copy(dst, src):
 
 
 @njit(nogil=True)
-def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items, max_bytes,
-         cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, err_out, r0):
+def rows(buf, starts, ends, entry, code, aux, consts, fill0, fill1, fills, root_col, cap_items,
+         max_bytes, cbase, ccap, cnt, cval, cvalid, clen, bbase, bcap, bcnt, bdata, err_out, r0):
     # the buffer arguments are ColumnBuffers.args() (connector.formats.core)
     """Rows from ``r0`` on: (next row, column out of value room or -1, column out of byte room
-    or -1). Stops at the first row that overflows (rolled back: grow, call again from it)."""
+    or -1). Stops at the first row that overflows (rolled back: grow, call again from it).
+    Row ``r`` runs the program from ``entry[r]`` (its writer's code)."""
     n = len(starts)
     sink = len(cval) - 1
     ncols = len(cbase)
@@ -118,13 +141,16 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
     u32 = f32.view(np.uint32)
     f64 = np.empty(1, np.float64)
     i64 = f64.view(np.int64)
+    bsrc = buf.ctypes.data  # byte copies by address: a per-byte loop costs ~25% of the kernel
+    bdst = bdata.ctypes.data
+    csrc = consts.ctypes.data
     for r in range(r0, n):
         pos = starts[r]
         end = ends[r]
         err = 0
         items = 0
         sp = 0
-        pc = 0
+        pc = entry[r]
         ovc = -1
         ovb = -1
         _copy(snap, cnt)
@@ -164,7 +190,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                     elif rk == K_F64 or sk == K_F64:
                         f64[0] = np.float64(v)
                         v = i64[0]
-                    ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                    ovc = _emit_v(c, v, cbase, ccap, cnt, cval, cvalid, sink, ovc)
                 pc += 1
             elif o == OP_BYTES:
                 w = code[pc, 2]
@@ -198,14 +224,12 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                     if b + ln > bcap[c]:
                         ovb = c
                     else:
-                        at = bbase[c] + b
-                        for k in range(ln):
-                            bdata[at + k] = buf[pos + k]
+                        _memcpy(bdst + bbase[c] + b, bsrc + pos, ln)
                         bcnt[c] = b + ln
                 pos += ln
                 pc += 1
             elif o == OP_REC:
-                ovc = _emit(c, 1, code[pc, 2], 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                ovc = _emit_v(c, code[pc, 2], cbase, ccap, cnt, cval, cvalid, sink, ovc)
                 pc += 1
             elif o == OP_UNION:
                 if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
@@ -318,9 +342,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         if b + ln > bcap[kc]:
                             ovb = kc
                         else:
-                            at = bbase[kc] + b
-                            for k in range(ln):
-                                bdata[at + k] = buf[pos + k]
+                            _memcpy(bdst + bbase[kc] + b, bsrc + pos, ln)
                             bcnt[kc] = b + ln
                     pos += ln
                 pc = a + 1
@@ -359,7 +381,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                 i = 0
                 if c >= 0:
                     i = cnt[c]
-                    ovc = _emit(c, 1, 0, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                    ovc = _emit_v(c, 0, cbase, ccap, cnt, cval, cvalid, sink, ovc)
                 if k == 0:
                     pc = code[pc, 3]
                     continue
@@ -395,9 +417,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         if b + ln > bcap[kc]:
                             ovb = kc
                         else:
-                            at = bbase[kc] + b
-                            for k in range(ln):
-                                bdata[at + k] = buf[pos + k]
+                            _memcpy(bdst + bbase[kc] + b, bsrc + pos, ln)
                             bcnt[kc] = b + ln
                     pos += ln
                 pc += 1
@@ -416,7 +436,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         u32[0] = np.uint32(bits)
                         f64[0] = np.float64(f32[0])
                         v = i64[0]
-                    ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                    ovc = _emit_v(c, v, cbase, ccap, cnt, cval, cvalid, sink, ovc)
                 pc += 1
             elif o == OP_HALT:
                 break
@@ -436,7 +456,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                     err = E_BOOL
                     break
                 if c >= 0:
-                    ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                    ovc = _emit_v(c, v, cbase, ccap, cnt, cval, cvalid, sink, ovc)
                 pc += 1
             elif o == OP_ENUM:
                 if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
@@ -458,7 +478,7 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                     err = E_ENUM_UNKNOWN
                     break
                 if c >= 0:
-                    ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                    ovc = _emit_v(c, v, cbase, ccap, cnt, cval, cvalid, sink, ovc)
                 pc += 1
             elif o == OP_VARSKIP:
                 if pos < end and buf[pos] < 0x80:  # a one-byte varint: no call
@@ -486,6 +506,26 @@ def rows(buf, starts, ends, code, aux, fill0, fill1, fills, root_col, cap_items,
                         for q in range(fill0[mc], fill1[mc]):
                             ovc = _emit(fills[q], 0, 0, 0,
                                         cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
+                pc += 1
+            elif o == OP_CONST:  # a reader default the writer lacks: a number or enum index
+                ovc = _emit_v(c, code[pc, 2], cbase, ccap, cnt, cval, cvalid, sink, ovc)
+                pc += 1
+            elif o == OP_CBYTES:  # a string/bytes default: consts[code[pc, 2]:][:code[pc, 3]]
+                ln = code[pc, 3]
+                i = cnt[c]
+                j = cbase[c] + i
+                if i >= ccap[c]:
+                    j = sink
+                    ovc = c
+                cvalid[j] = 1
+                clen[j] = ln
+                cnt[c] = i + 1
+                b = bcnt[c]
+                if b + ln > bcap[c]:
+                    ovb = c
+                else:
+                    _memcpy(bdst + bbase[c] + b, csrc + code[pc, 2], ln)
+                    bcnt[c] = b + ln
                 pc += 1
             elif o == OP_CALL:
                 if sp >= MAX_NESTING:
