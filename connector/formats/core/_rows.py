@@ -99,16 +99,23 @@ def fault_text(e: Exception) -> str:
 
 
 class RowBook:
-    """Per-row error text and schema ids of one batch, kept in numpy object arrays."""
+    """Per-row error text and schema ids of one batch, kept in a numpy object array made on the
+    first failing row (a batch with none, the common case, builds no per-row Python objects)."""
 
     def __init__(self, parsed):
-        n = self.n = len(parsed)
-        self.errors = np.full(n, None, object)
+        self.n = len(parsed)
+        self._errors: np.ndarray | None = None
         if (parsed.error != 0).any():
             from wireformat import error_messages
             self.errors[:] = error_messages(parsed.error).to_numpy(zero_copy_only=False)
         self.parsed = parsed
         self.rescued: list[tuple[np.ndarray, pa.Array]] | None = None
+
+    @property
+    def errors(self) -> np.ndarray:
+        if self._errors is None:
+            self._errors = np.full(self.n, None, object)
+        return self._errors
 
     def rescue(self, rows: np.ndarray, values: pa.Array | None) -> None:
         """Record rescued JSON for ``rows`` (``None``: the group had nothing to rescue)."""
@@ -125,8 +132,10 @@ class RowBook:
             self.errors[rows[bad]] = arr[bad]
 
     def result(self, values: pa.Array) -> DecodeResult:
-        bad = np.not_equal(self.errors, _NONE).astype(bool)
         rescued = None if self.rescued is None else scatter(self.n, self.rescued, pa.string())
+        if self._errors is None:
+            return DecodeResult(values, pa.nulls(self.n, pa.string()), self.parsed, rescued)
+        bad = np.not_equal(self._errors, _NONE).astype(bool)
         if not bad.any():
             return DecodeResult(values, pa.nulls(self.n, pa.string()), self.parsed, rescued)
         errors = pa.array(self.errors, pa.string())
