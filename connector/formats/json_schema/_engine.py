@@ -19,6 +19,7 @@ twice: about as fast as ``json.loads`` itself on event envelopes (issue 27).
 from __future__ import annotations
 
 import gc
+from decimal import Decimal
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,6 +36,8 @@ from connector.formats.json_schema._schema import JNode
 
 __all__ = ["JsonEngine"]
 
+_EXACT = msgspec.json.Decoder(float_hook=Decimal)
+
 def _messages(cap_items: int, cap_bytes: int) -> dict[int, str]:
     from connector.formats.json_schema import _kernel as K
 
@@ -49,9 +52,7 @@ def _messages(cap_items: int, cap_bytes: int) -> dict[int, str]:
             K.E_EXPECT_OBJECT: "expected an object", K.E_EXPECT_ARRAY: "expected an array",
             K.E_EXPECT_STRING: "expected a string", K.E_EXPECT_INT: "expected a 64-bit integer",
             K.E_EXPECT_NUMBER: "expected a number", K.E_EXPECT_BOOL: "expected a boolean",
-            K.E_EXPECT_NULL: "expected null", K.E_JSON_TYPE: "value of a JSON type the schema does not allow",
-            K.E_INT_INEXACT: "integer written with a fraction or an exponent beyond ±2^53 (readers that "
-                             "parse JSON numbers as doubles disagree on its value): write it without them"}
+            K.E_EXPECT_NULL: "expected null", K.E_JSON_TYPE: "value of a JSON type the schema does not allow"}
 
 
 @contextmanager
@@ -163,8 +164,8 @@ class JsonEngine:
             for i, b in zip(rows.tolist(), blobs):
                 if i in errs:
                     continue
-                try:
-                    v = msgspec.json.decode(b)
+                try:  # numbers with a fraction or exponent as Decimal: exact (is 2.0 an integer?)
+                    v = _EXACT.decode(b)
                 except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError) as e:
                     errs[i] = f"{type(e).__name__}: {e}"
                     continue

@@ -8,8 +8,10 @@ value that does not cast fails its row (found through list and map offsets), nev
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import date, datetime, timezone
+from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -140,6 +142,32 @@ def _expect(ok: bool, what: str, v: Any):
         raise _Bad(f"expected {what}, got {type(v).__name__}")
 
 
+#: An integer written with a fraction or an exponent (``2.0``) is taken below 2^53 only: past
+#: it, readers that parse JSON numbers as doubles (most) may hold another integer.
+INTEGRAL_MAX = 2 ** 53
+
+
+def _integral(v: Any) -> bool:
+    """A decoded number (an exact Decimal from the kernel's slow path, or a float) with a zero
+    fraction."""
+    return v == v.to_integral_value() if type(v) is Decimal else type(v) is float and v.is_integer()
+
+
+def _plain(v: Any) -> Any:
+    """Decimals (the slow path's exact numbers) back to floats, for JSON text and float columns."""
+    t = type(v)
+    if t is Decimal:
+        f = float(v)
+        if not math.isfinite(f):
+            raise _Bad("number out of the 64-bit floating-point range")
+        return f
+    if t is dict:
+        return {k: _plain(x) for k, x in v.items()}
+    if t is list:
+        return [_plain(x) for x in v]
+    return v
+
+
 def value_converter(n: JNode, *, dates_as_text: bool = True) -> Callable[[Any], Any]:
     """A strict converter of one decoded JSON value (msgspec/orjson) to the Python value of ``n``.
 
@@ -176,9 +204,9 @@ def value_converter(n: JNode, *, dates_as_text: bool = True) -> Callable[[Any], 
             if v is None:
                 return None
             if allowed is not None and json_type(v) not in allowed and not (
-                    integral and type(v) is float and v.is_integer() and "integer" in allowed):
+                    integral and "integer" in allowed and _integral(v)):
                 raise _Bad(f"expected one of {sorted(allowed)}, got {json_type(v)}")
-            return msgspec.json.encode(v).decode()
+            return msgspec.json.encode(_plain(v)).decode()
         return text
 
     def scalar(v):
@@ -188,16 +216,16 @@ def value_converter(n: JNode, *, dates_as_text: bool = True) -> Callable[[Any], 
             _expect(type(v) is str, "a string", v)
             return v
         if k == "int":
-            if integral and type(v) is float and v.is_integer():
-                if abs(v) >= 2**53:
+            if integral and type(v) is not int and _integral(v):
+                if abs(v) >= INTEGRAL_MAX:
                     raise _Bad("integer written with a fraction or an exponent beyond ±2^53 (readers that "
                                "parse JSON numbers as doubles disagree on its value): write it without them")
                 return int(v)
             _expect(type(v) is int and -2**63 <= v < 2**63, "a 64-bit integer", v)
             return v
         if k == "float":
-            _expect(type(v) in (int, float), "a number", v)
-            return float(v)
+            _expect(type(v) in (int, float, Decimal), "a number", v)
+            return float(_plain(v))
         if k == "bool":
             _expect(type(v) is bool, "a boolean", v)
             return v

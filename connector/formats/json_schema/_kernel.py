@@ -39,14 +39,12 @@ SKIP = -2  # a value the reader does not keep: validated only
 T_OBJECT, T_ARRAY, T_STRING, T_INTEGER, T_NUMBER, T_BOOLEAN, T_NULL = (1, 2, 4, 8, 16, 32, 64)
 #: A node flag beside the types: an integral number written with a fraction or an exponent
 #: (``2.0``, ``1e2``) is an integer, as JSON Schema says from draft 6 on (draft 4: only ``2``).
+#: The kernel leaves such a number to the reference path (rare; it reads it exactly).
 T_INTEGRAL = 128
-#: Integral numbers written so are taken below 2^53: from there on a reader that parses JSON
-#: numbers as doubles (as most do) may hold another integer, so the value is a row error.
-INTEGRAL_MAX = 2 ** 53
 
 E_SYNTAX, E_TRUNC, E_CTRL, E_ESCAPE, E_SURROGATE, E_TRAILING, E_DEEP, E_CAP, E_BIG, \
     E_INT_RANGE, E_EXPECT_OBJECT, E_EXPECT_ARRAY, E_EXPECT_STRING, E_EXPECT_INT, \
-    E_EXPECT_NUMBER, E_EXPECT_BOOL, E_EXPECT_NULL, E_JSON_TYPE, E_INT_INEXACT = range(1, 20)
+    E_EXPECT_NUMBER, E_EXPECT_BOOL, E_EXPECT_NULL, E_JSON_TYPE = range(1, 19)
 E_SLOW = 99  # decided by the reference path
 
 # frame kinds
@@ -282,71 +280,6 @@ def _int64(buf, s, e):
 
 
 @_helper
-def _nonzero_span(buf, i0, nint, f0, n):
-    """First and last non-zero digit of a number token's digits (``nint`` integer digits from
-    ``i0``, then fraction digits from ``f0``; ``n`` in all), -1 for none."""
-    first = -1
-    last = -1
-    for j in range(n):
-        d = buf[i0 + j] if j < nint else buf[f0 + j - nint]
-        if d != 48:
-            if first < 0:
-                first = j
-            last = j
-    return first, last
-
-
-@_helper
-def _integral(buf, s, e):
-    """A number token with a fraction or an exponent → (value, status): 0 an integer of
-    magnitude below :data:`INTEGRAL_MAX`, 1 not an integer, 2 an integer not below it. Work is bounded by the
-    token's length (the exponent's magnitude is capped, not iterated)."""
-    neg = buf[s] == 45
-    p = s + 1 if neg else s
-    i0 = p
-    while p < e and 48 <= buf[p] <= 57:
-        p += 1
-    nint = p - i0
-    f0 = p
-    if p < e and buf[p] == 46:
-        p += 1
-        f0 = p
-        while p < e and 48 <= buf[p] <= 57:
-            p += 1
-    nfrac = p - f0
-    exp = 0
-    if p < e and (buf[p] == 101 or buf[p] == 69):
-        p += 1
-        eneg = False
-        if p < e and (buf[p] == 43 or buf[p] == 45):
-            eneg = buf[p] == 45
-            p += 1
-        while p < e:
-            if exp < 1_000_000:
-                exp = exp * 10 + (buf[p] - 48)
-            p += 1
-        if eneg:
-            exp = -exp
-    # the digits d[0..n) = integer digits then fraction digits; the point sits after d[point)
-    n = nint + nfrac
-    point = nint + exp
-    first, last = _nonzero_span(buf, i0, nint, f0, n)
-    if first < 0:
-        return 0, 0  # zero, whatever its form
-    if last >= point:
-        return 0, 1  # a non-zero digit after the point
-    if point - first > 16:
-        return 0, 2  # at least 10^16 > 2^53
-    v = np.int64(0)
-    for j in range(first, point):
-        d = (buf[i0 + j] if j < nint else buf[f0 + j - nint]) if j < n else 48
-        v = v * 10 + (d - 48)
-    if v >= INTEGRAL_MAX:
-        return 0, 2
-    return (-v if neg else v), 0
-
-
-@_helper
 def _render(buf, s, e, is_int, dst, at, lim):
     """A number token as msgspec writes the value it parses to → (new ``at``, status):
     0 written, 1 written but its 16-17 digits must be checked to be the shortest form,
@@ -389,7 +322,14 @@ def _render(buf, s, e, is_int, dst, at, lim):
             x = -x
     ni = i1 - i0
     nd = ni + (f1 - f0)
-    lead, trail = _nonzero_span(buf, i0, ni, f0, nd)
+    lead = -1
+    trail = -1
+    for k in range(nd):
+        d = buf[i0 + k] if k < ni else buf[f0 + k - ni]
+        if d != 48:
+            if lead < 0:
+                lead = k
+            trail = k
     if neg:
         dst[at] = 45
         at += 1
@@ -656,10 +596,10 @@ def rows(buf, starts, ends, kind, ncol, nchild, nkey, nallowed, nf0, nf1, ntab, 
                             err = e2
                             break
                         t = T_INTEGER if isint else T_NUMBER
-                        if not isint and nallowed[cur] & T_INTEGRAL and _integral(buf, pos, q)[1] != 1:
-                            t = T_INTEGER | T_NUMBER  # 2.0 is an integer (draft 6 on)
                     if ch != 110 and (nallowed[cur] & t) == 0:
                         err = E_JSON_TYPE
+                        if t == T_NUMBER and (nallowed[cur] & (T_INTEGRAL | T_INTEGER)) == T_INTEGRAL | T_INTEGER:
+                            err = E_SLOW  # is it an integer (2.0, draft 6 on)? the reference decides
                         break
                 if ch == 110:  # null
                     if pos + 4 > end or buf[pos + 1] != 117 or buf[pos + 2] != 108 or buf[pos + 3] != 108:
@@ -827,18 +767,12 @@ def rows(buf, starts, ends, kind, ncol, nchild, nkey, nallowed, nf0, nf1, ntab, 
                         pos = q
                         continue
                     if k == J_INT:
-                        if isint:
-                            v, ok = _int64(buf, pos, q)
-                            if not ok:
-                                err = E_INT_RANGE
-                                break
-                        elif nallowed[cur] & T_INTEGRAL:  # 2.0, 1e2 (draft 6 on)
-                            v, st = _integral(buf, pos, q)
-                            if st:
-                                err = E_EXPECT_INT if st == 1 else E_INT_INEXACT
-                                break
-                        else:
-                            err = E_EXPECT_INT
+                        if not isint:  # 2.0, 1e2 are integers from draft 6 on: the reference decides
+                            err = E_SLOW if nallowed[cur] & T_INTEGRAL else E_EXPECT_INT
+                            break
+                        v, ok = _int64(buf, pos, q)
+                        if not ok:
+                            err = E_INT_RANGE
                             break
                         ovc = _emit(c, 1, v, 0, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc)
                         pos = q

@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -23,7 +24,7 @@ def json_type(v: Any) -> str:
         return "boolean"
     if t is int:
         return "integer"
-    return {float: "number", str: "string", dict: "object", list: "array"}.get(t, "null")
+    return {float: "number", Decimal: "number", str: "string", dict: "object", list: "array"}.get(t, "null")
 
 
 def read_type(n: JNode) -> pa.DataType:
