@@ -115,6 +115,21 @@ def test_header_bytes_split_too(kafka, odd, monkeypatch):
     assert pa.Table.from_batches(batches).equals(whole)
 
 
+def test_byte_limit_splits_and_the_range_end_inside_one_window(kafka, odd, monkeypatch):
+    """One window (batch_size 100) holds records past the range end: the compiled pass splits
+    at the byte limit several times, stops exactly at the end and gives back every message
+    (the consumer closes; a message still held would hang it)."""
+    topic, recs = odd
+    before = consumer_stats()["open"]
+    whole = pa.Table.from_batches(read_range(kafka.conf, OffsetRange(topic, 0, 7, 30), batch_size=100))
+    assert whole.column("offset").to_pylist() == list(range(7, 30))
+    monkeypatch.setattr(_batch_kernel, "MAX_BUFFER_BYTES", 6)
+    batches = list(read_range(kafka.conf, OffsetRange(topic, 0, 7, 30), batch_size=100))
+    assert len(batches) > 4
+    assert pa.Table.from_batches(batches).equals(whole)
+    assert consumer_stats()["open"] == before
+
+
 def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
