@@ -206,7 +206,7 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
             try:
                 while len(opened) < min(max(ahead, 0) + 1, len(todo) - i):
                     nxt = todo[i + len(opened)]
-                    opened.append(_open_consumer(c, batch_size))
+                    opened.append(_open_consumer(_bounded(c, conf, nxt), batch_size))
                     opened[-1].assign(nxt.topic, nxt.partition, nxt.start)
                 consumer = opened[0]
                 for batch in _read(consumer, rng, batch_size, schema, fail_on_data_loss,
@@ -222,6 +222,20 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
     finally:
         for consumer in opened:  # also when the caller stops early (a LIMIT)
             _close_consumer(consumer)
+
+
+#: librdkafka's default ``queued.min.messages``: how many messages a consumer fetches ahead.
+_QUEUED_MIN_DEFAULT = 100_000
+
+
+def _bounded(c: dict[str, str], user: Mapping[str, str], rng: OffsetRange) -> dict[str, str]:
+    """``c`` for a consumer of ``rng``: it fetches ahead at most the range's length (unless the
+    user set ``queued.min.messages``), not the rest of the partition. Measured (ranges of 5,000
+    records in partitions of 25,000, lz4): librdkafka's threads spent 4x the CPU per record read
+    decompressing and queuing records past the range end, which are then thrown away."""
+    if "queued.min.messages" in user:
+        return c
+    return {**c, "queued.min.messages": str(max(1, min(rng.end - rng.start, _QUEUED_MIN_DEFAULT)))}
 
 
 def _fetch(consumer: NativeConsumer, want: int, end: int, rng: OffsetRange, nxt: int,
