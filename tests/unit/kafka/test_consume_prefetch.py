@@ -9,6 +9,7 @@ def test_a_consumer_fetches_ahead_at_most_its_range():
     base = {"bootstrap.servers": "b:9092"}
     assert _bounded(base, {}, OffsetRange("t", 0, 100, 105))["queued.min.messages"] == "5"
     assert _bounded(base, {}, OffsetRange("t", 0, 0, 10**9))["queued.min.messages"] == "100000"
+    assert _bounded(base, {}, OffsetRange("t", 0, 0, 5))["fetch.queue.backoff.ms"] == "20"
     assert "queued.min.messages" not in base  # not changed in place
 
 
@@ -16,3 +17,6 @@ def test_the_users_setting_wins():
     user = {"queued.min.messages": "7"}
     conf = {**user, "bootstrap.servers": "b:9092"}
     assert _bounded(conf, user, OffsetRange("t", 0, 0, 5))["queued.min.messages"] == "7"
+    user = {"fetch.queue.backoff.ms": "500"}
+    conf = {**user, "bootstrap.servers": "b:9092"}
+    assert _bounded(conf, user, OffsetRange("t", 0, 0, 5))["fetch.queue.backoff.ms"] == "500"
