@@ -147,13 +147,38 @@ def test_no_handle_or_message_leaks_over_many_ranges(kafka, odd):
         gen = read_ranges(kafka.conf, ranges, batch_size=4)
         if i % 3 == 0:
             next(gen)
-            gen.close()  # stops early with messages still in the window and consumers ahead
+            gen.close()  # stops early with messages still in the window and ranges ahead
         else:
             assert sum(b.num_rows for _, b in gen) == 36
     after = consumer_stats()
     assert after["open"] == before["open"] == 0
-    assert after["created"] - before["created"] == 12 * 4
+    assert after["created"] - before["created"] == 12 * 4  # the ranges share a partition: one each
     assert _threads() <= threads + 2  # librdkafka runs several threads per handle
+
+
+def test_one_consumer_reads_a_tasks_ranges_of_several_partitions(kafka):
+    """A task's ranges of distinct partitions share one consumer, each read from its partition's
+    own queue (no record of one range lands in another); a range of a partition read before in
+    the task gets a consumer of its own; an early stop closes every consumer."""
+    topic = f"task-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, 4)
+    for p in range(4):
+        kafka.produce_many(topic, [b"%d-%d" % (p, i) for i in range(20)], partition=p, flush=False)
+    kafka.flush()
+    ranges = [OffsetRange(topic, p, 0, 10) for p in range(4)] + [OffsetRange(topic, 2, 10, 20)]
+    before = consumer_stats()
+    got = {}
+    for rng, b in read_ranges(kafka.conf, ranges, batch_size=3):
+        assert b.column("partition").to_pylist() == [rng.partition] * b.num_rows
+        got.setdefault((rng.partition, rng.start), []).extend(b.column("value").to_pylist())
+    assert got == {(r.partition, r.start): [b"%d-%d" % (r.partition, i) for i in range(r.start, r.end)]
+                   for r in ranges}
+    assert consumer_stats()["created"] - before["created"] == 2
+    for ahead in (0, 7):
+        gen = read_ranges(kafka.conf, ranges, batch_size=3, ahead=ahead)
+        next(gen)
+        gen.close()
+    assert consumer_stats()["open"] == before["open"]
 
 
 def test_librdkafka_logs_go_to_the_python_logger_not_stderr(caplog, capfd):
