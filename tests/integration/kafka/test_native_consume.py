@@ -174,6 +174,10 @@ def test_one_consumer_reads_a_tasks_ranges_of_several_partitions(kafka):
     assert got == {(r.partition, r.start): [b"%d-%d" % (r.partition, i) for i in range(r.start, r.end)]
                    for r in ranges}
     assert consumer_stats()["created"] - before["created"] == 2
+    one_by_one = {(rng.partition, rng.start): [] for rng in ranges}
+    for rng, b in read_ranges(kafka.conf, ranges, batch_size=7, ahead=0):
+        one_by_one[(rng.partition, rng.start)].extend(b.column("value").to_pylist())
+    assert one_by_one == got
     for ahead in (0, 7):
         gen = read_ranges(kafka.conf, ranges, batch_size=3, ahead=ahead)
         next(gen)
