@@ -7,11 +7,12 @@ confluent-kafka loaded) fills an array of message addresses, and the compiled lo
 buffers. Error events (rare) come to Python one by one and are handled by
 :mod:`connector.kafka._fetch_errors`.
 
-Every range gets a fresh consumer, closed when the range ends (also when the task stops
-early): an idle consumer kept for the next task crashed the whole Python worker (a segfault
-in librdkafka's metadata cache) once its topic was deleted and recreated, and on the mock
-cluster a fresh consumer read a small range faster (~2 ms) than a reused one (~50 ms, waiting
-behind the fetch its previous range left in flight). The throwaway group id is per process
+Every task (:func:`read_ranges` call) gets a fresh consumer, closed when its last range ends
+(also when the task stops early): an idle consumer kept for the next task crashed the whole
+Python worker (a segfault in librdkafka's metadata cache) once its topic was deleted and
+recreated. Within a task, each range's partition is assigned on its own, ahead of its turn, and
+read from its own queue, so no range waits behind a fetch another left in flight (a consumer
+re-assigned from range to range waited ~50 ms for it on the mock cluster). The throwaway group id is per process
 and renewed after a fork.
 """
 from __future__ import annotations
@@ -176,16 +177,20 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
                 poll_timeout_s: float = 120.0, isolation_level: str | None = None,
                 logger: logging.Logger | None = None,
                 group_prefix: str = DEFAULT_GROUP_PREFIX) -> Iterator[tuple[OffsetRange, pa.RecordBatch]]:
-    """:func:`read_range` over several ranges, one after another, each with its own consumer.
+    """:func:`read_range` over several ranges, one after another, with one consumer.
 
-    The consumers of the next ``ahead`` ranges are opened and assigned while the current one is
-    read, so their connection set-up and first fetch overlap it: a task that carries several
-    small ranges (:func:`pack_ranges`) does not pay them one after another. Every consumer is
-    closed when its range ends or the caller stops early. Meant for the small ranges a packed task
-    carries: each consumer opened ahead prefetches its range, so with several ranges each one
-    queues at most 8 MB ahead of the reader (``queued.max.messages.kbytes``, unless set).
-    Measured (8 ranges of 500 records, noida-db, load 12-15): 154 ms one after another, 32 ms
-    with the 8 consumers opened at once (medians of 7).
+    The partitions of the next ``ahead`` ranges are assigned while the current one is read, so
+    their first fetches overlap it: a task that carries several small ranges
+    (:func:`pack_ranges`) does not wait for them one after another. Each range is read from its
+    partition's own queue and its partition is unassigned when the range ends. A range of a
+    partition the consumer read before gets a consumer of its own (:func:`_segments`). Consumers
+    are closed when their last range ends or the caller stops early. With several ranges each partition queues at most
+    8 MB ahead of the reader (``queued.max.messages.kbytes``, unless set).
+
+    One consumer per task, not per range: each consumer costs librdkafka's threads about 1 ms
+    of CPU (connections, metadata, the group coordinator; more with TLS), as much as reading
+    some 4,000 records. Measured (8 ranges of 500 records, noida-db, load 12-15): 154 ms one
+    after another, 32 ms with the 8 opened at once (medians of 7).
 
     Yields
     ------
@@ -195,33 +200,89 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
     if batch_size <= 0:
         raise ValueError("batch_size must be positive")
     todo = [r for r in ranges if r.end > r.start]
+    if not todo:
+        return
     iso = isolation_level or conf.get("isolation.level") or "read_committed"
-    c = _consumer_conf(conf, iso, group_prefix)
+    c = _bounded(_consumer_conf(conf, iso, group_prefix), conf, max(r.end - r.start for r in todo))
     if len(todo) > 1 and ahead > 0:
         c.setdefault("queued.max.messages.kbytes", _QUEUE_KB_SEVERAL)
     schema = RAW_ARROW_SCHEMA if include_headers else RAW_ARROW_SCHEMA_NO_HEADERS
-    opened: list[NativeConsumer] = []
+    seg = _segments(todo)
+    consumers: dict[int, NativeConsumer] = {}  # by segment
+    assigned: list[int] = []  # indexes of todo whose partitions are assigned, in order
     try:
         for i, rng in enumerate(todo):
             try:
-                while len(opened) < min(max(ahead, 0) + 1, len(todo) - i):
-                    nxt = todo[i + len(opened)]
-                    opened.append(_open_consumer(c, batch_size))
-                    opened[-1].assign(nxt.topic, nxt.partition, nxt.start)
-                consumer = opened[0]
+                k = assigned[-1] + 1 if assigned else i
+                while k < len(todo) and len(assigned) < max(ahead, 0) + 1:
+                    if seg[k] not in consumers:
+                        consumers[seg[k]] = _open_consumer(c, batch_size)
+                    consumers[seg[k]].add(todo[k].topic, todo[k].partition, todo[k].start)
+                    assigned.append(k)
+                    k += 1
+                consumer = consumers[seg[i]]
+                consumer.use(rng.topic, rng.partition)
                 for batch in _read(consumer, rng, batch_size, schema, fail_on_data_loss,
                                    poll_timeout_s, logger):
                     yield rng, batch
+                assigned.pop(0)
+                consumer.discard()  # (empty after a range) the window is shared with the next
+                if i + 1 < len(todo) and seg[i + 1] == seg[i]:
+                    consumer.remove(rng.topic, rng.partition)
+                else:
+                    _close_consumer(consumers.pop(seg[i]))
             except KafkaException as e:
                 err = e.args[0] if e.args else e
                 text = err.str() if isinstance(err, KafkaError) else str(err)
                 raise KafkaReadError(f"Kafka error while reading {where(rng, rng.start)} "
                                      f"(range end {rng.end}): {text}") from e
-            opened.pop(0)
-            _close_consumer(consumer)
     finally:
-        for consumer in opened:  # also when the caller stops early (a LIMIT)
+        for consumer in consumers.values():  # also when the caller stops early (a LIMIT)
             _close_consumer(consumer)
+
+
+def _segments(todo: Sequence[OffsetRange]) -> list[int]:
+    """The consumer of each range: a new one where a range's partition was read before by the
+    current one (librdkafka would hold the re-assigned partition's first fetch for
+    ``fetch.queue.backoff.ms``, a second, once its queue had reached ``queued.min.messages``).
+
+    >>> from connector.kafka import OffsetRange
+    >>> _segments([OffsetRange("t", p, s, s + 5) for p, s in [(0, 0), (1, 0), (0, 5), (2, 0), (0, 10)]])
+    [0, 0, 1, 1, 2]
+    """
+    out: list[int] = []
+    current = 0
+    seen: set[tuple[str, int]] = set()
+    for r in todo:
+        if (r.topic, r.partition) in seen:
+            current += 1
+            seen.clear()
+        seen.add((r.topic, r.partition))
+        out.append(current)
+    return out
+
+
+#: librdkafka's default ``queued.min.messages``: how many messages a consumer fetches ahead.
+_QUEUED_MIN_DEFAULT = 100_000
+_QUEUE_BACKOFF_MS = "20"
+
+
+def _bounded(c: dict[str, str], user: Mapping[str, str], longest: int) -> dict[str, str]:
+    """``c`` for a consumer of ranges of at most ``longest`` records: each partition fetches
+    ahead at most that many (unless the user set ``queued.min.messages``), not the rest of the
+    partition. Measured (ranges of 5,000 records in partitions of 25,000, lz4): librdkafka's
+    threads spent 4x the CPU per record read decompressing and queuing records past the range
+    end, which are then thrown away.
+
+    A partition whose queue reached that bound is not fetched again for
+    ``fetch.queue.backoff.ms`` (1 s by default), which a range ending in an offset gap (a
+    transaction marker) then waited for: it is 20 ms unless the user set it."""
+    if "queued.min.messages" in user:
+        return c
+    out = {**c, "queued.min.messages": str(max(1, min(longest, _QUEUED_MIN_DEFAULT)))}
+    if "fetch.queue.backoff.ms" not in user:
+        out["fetch.queue.backoff.ms"] = _QUEUE_BACKOFF_MS
+    return out
 
 
 def _fetch(consumer: NativeConsumer, want: int, end: int, rng: OffsetRange, nxt: int,

@@ -115,6 +115,21 @@ def test_header_bytes_split_too(kafka, odd, monkeypatch):
     assert pa.Table.from_batches(batches).equals(whole)
 
 
+def test_byte_limit_splits_and_the_range_end_inside_one_window(kafka, odd, monkeypatch):
+    """One window (batch_size 100) holds records past the range end: the compiled pass splits
+    at the byte limit several times, stops exactly at the end and gives back every message
+    (the consumer closes; a message still held would hang it)."""
+    topic, recs = odd
+    before = consumer_stats()["open"]
+    whole = pa.Table.from_batches(read_range(kafka.conf, OffsetRange(topic, 0, 7, 30), batch_size=100))
+    assert whole.column("offset").to_pylist() == list(range(7, 30))
+    monkeypatch.setattr(_batch_kernel, "MAX_BUFFER_BYTES", 6)
+    batches = list(read_range(kafka.conf, OffsetRange(topic, 0, 7, 30), batch_size=100))
+    assert len(batches) > 4
+    assert pa.Table.from_batches(batches).equals(whole)
+    assert consumer_stats()["open"] == before
+
+
 def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
@@ -132,13 +147,42 @@ def test_no_handle_or_message_leaks_over_many_ranges(kafka, odd):
         gen = read_ranges(kafka.conf, ranges, batch_size=4)
         if i % 3 == 0:
             next(gen)
-            gen.close()  # stops early with messages still in the window and consumers ahead
+            gen.close()  # stops early with messages still in the window and ranges ahead
         else:
             assert sum(b.num_rows for _, b in gen) == 36
     after = consumer_stats()
     assert after["open"] == before["open"] == 0
-    assert after["created"] - before["created"] == 12 * 4
+    assert after["created"] - before["created"] == 12 * 4  # the ranges share a partition: one each
     assert _threads() <= threads + 2  # librdkafka runs several threads per handle
+
+
+def test_one_consumer_reads_a_tasks_ranges_of_several_partitions(kafka):
+    """A task's ranges of distinct partitions share one consumer, each read from its partition's
+    own queue (no record of one range lands in another); a range of a partition read before in
+    the task gets a consumer of its own; an early stop closes every consumer."""
+    topic = f"task-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, 4)
+    for p in range(4):
+        kafka.produce_many(topic, [b"%d-%d" % (p, i) for i in range(20)], partition=p, flush=False)
+    kafka.flush()
+    ranges = [OffsetRange(topic, p, 0, 10) for p in range(4)] + [OffsetRange(topic, 2, 10, 20)]
+    before = consumer_stats()
+    got = {}
+    for rng, b in read_ranges(kafka.conf, ranges, batch_size=3):
+        assert b.column("partition").to_pylist() == [rng.partition] * b.num_rows
+        got.setdefault((rng.partition, rng.start), []).extend(b.column("value").to_pylist())
+    assert got == {(r.partition, r.start): [b"%d-%d" % (r.partition, i) for i in range(r.start, r.end)]
+                   for r in ranges}
+    assert consumer_stats()["created"] - before["created"] == 2
+    one_by_one = {(rng.partition, rng.start): [] for rng in ranges}
+    for rng, b in read_ranges(kafka.conf, ranges, batch_size=7, ahead=0):
+        one_by_one[(rng.partition, rng.start)].extend(b.column("value").to_pylist())
+    assert one_by_one == got
+    for ahead in (0, 7):
+        gen = read_ranges(kafka.conf, ranges, batch_size=3, ahead=ahead)
+        next(gen)
+        gen.close()
+    assert consumer_stats()["open"] == before["open"]
 
 
 def test_librdkafka_logs_go_to_the_python_logger_not_stderr(caplog, capfd):
