@@ -608,6 +608,8 @@ def main() -> None:
                     help="only the realistic-orders cases (40k, 200k and 1M records over 4 and 40 partitions)")
     ap.add_argument("--cases", default=None,
                     help="realistic-orders cases to run, e.g. '1000000/40,200000/4' (default: all)")
+    ap.add_argument("--batch-rows", default=None,
+                    help="also time the source with these maxBatchRows, alternating, e.g. '5000,20000'")
     ap.add_argument("--runs", type=int, default=None, help="rounds per case (default 3, 1 with --quick)")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 3)
@@ -616,8 +618,10 @@ def main() -> None:
     try:
         cases = ([tuple(int(x) for x in c.split("/")) for c in args.cases.split(",")] if args.cases
                  else ORDERS_CASES[:1] if args.quick else ORDERS_CASES)
+        variants = {f"maxBatchRows={b}": {"maxBatchRows": b} for b in args.batch_rows.split(",")} \
+            if args.batch_rows else None
         for n, p in cases:
-            realistic_end_to_end(spark, n, runs=runs, out=out, partitions=p)
+            realistic_end_to_end(spark, n, runs=runs, out=out, partitions=p, variants=variants)
         if not args.orders_only:
             end_to_end(spark, 100_000 if args.quick else 400_000, runs=1 if args.quick else 3, out=out)
             column_function(spark, 50_000 if args.quick else 200_000, runs=1 if args.quick else 3, out=out)
