@@ -217,6 +217,8 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
                 while k < len(todo) and len(assigned) < max(ahead, 0) + 1:
                     if seg[k] not in consumers:
                         consumers[seg[k]] = _open_consumer(c, batch_size)
+                        _know_topics(consumers[seg[k]], [r.topic for r, s in zip(todo, seg) if s == seg[k]],
+                                     poll_timeout_s)
                     consumers[seg[k]].add(todo[k].topic, todo[k].partition, todo[k].start)
                     assigned.append(k)
                     k += 1
@@ -239,6 +241,15 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
     finally:
         for consumer in consumers.values():  # also when the caller stops early (a LIMIT)
             _close_consumer(consumer)
+
+
+def _know_topics(consumer: NativeConsumer, topics: list[str], timeout_s: float) -> None:
+    """Ask the metadata of every topic a consumer will read, at once: a partition of a topic
+    the consumer has not seen, assigned while it reads another, otherwise waits for that topic's
+    metadata (measured: about 100 ms per topic, 40 ranges of 10 topics in 4.0 s against 0.08 s)."""
+    seen = list(dict.fromkeys(topics))
+    if len(seen) > 1:
+        consumer.know(seen, timeout_s)
 
 
 def _segments(todo: Sequence[OffsetRange]) -> list[int]:

@@ -177,6 +177,11 @@ class NativeConsumer:
         self._change("incremental_assign", topic, partition, offset, f"assigning at offset {offset}")
         self.use(topic, partition)
 
+    def know(self, topics: list[str], timeout_s: float) -> None:
+        """Fetch the metadata of ``topics`` now (a topic handle each, kept until close)."""
+        for t in topics:
+            self.partitions(t, timeout_s)
+
     def add(self, topic: str, partition: int, offset: int) -> None:
         """Assign a partition that is read later (it fetches ahead meanwhile)."""
         q = self._q
