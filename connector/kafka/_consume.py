@@ -243,13 +243,16 @@ def read_ranges(conf: Mapping[str, str], ranges: Sequence[OffsetRange], *, ahead
             _close_consumer(consumer)
 
 
+_KNOW_TIMEOUT_S = 5.0  # the metadata warm-up waits at most this long (the read has its own timeout)
+
+
 def _know_topics(consumer: NativeConsumer, topics: list[str], timeout_s: float) -> None:
     """Ask the metadata of every topic a consumer will read, at once: a partition of a topic
     the consumer has not seen, assigned while it reads another, otherwise waits for that topic's
     metadata (measured: about 100 ms per topic, 40 ranges of 10 topics in 4.0 s against 0.08 s)."""
     seen = list(dict.fromkeys(topics))
     if len(seen) > 1:
-        consumer.know(seen, timeout_s)
+        consumer.know(seen, min(timeout_s, _KNOW_TIMEOUT_S))
 
 
 def _segments(todo: Sequence[OffsetRange]) -> list[int]:

@@ -178,9 +178,14 @@ class NativeConsumer:
         self.use(topic, partition)
 
     def know(self, topics: list[str], timeout_s: float) -> None:
-        """Fetch the metadata of ``topics`` now (a topic handle each, kept until close)."""
+        """Ask the metadata of ``topics`` now, so partitions assigned later start fetching at
+        once. Only a warm-up: it stops at the first failure (an unreachable broker is reported
+        by the read itself, classified and within its own timeout)."""
         for t in topics:
-            self.partitions(t, timeout_s)
+            try:
+                self.partitions(t, timeout_s)
+            except KafkaException:
+                return
 
     def add(self, topic: str, partition: int, offset: int) -> None:
         """Assign a partition that is read later (it fetches ahead meanwhile)."""
