@@ -246,14 +246,24 @@ def slow_values(node: JNode, values: list) -> tuple[pa.Array, dict[int, str]]:
     conv = value_converter(node)
     rt = read_type(node)
     bad: dict[int, str] = {}
-    out = []
+    rows = []
     for i, v in enumerate(values):
         try:
-            out.append(pa.array([conv(v)], rt))
-        except (_Bad, *_ARROW_ERRORS) as e:
+            rows.append(conv(v))
+        except (_Bad, *_ARROW_ERRORS) as e:  # a bad date-time is a ValueError of its parser
             bad[i] = f"{type(e).__name__}: {e}"
-            out.append(pa.nulls(1, rt))
-    arr = pa.concat_arrays(out) if out else pa.array([], rt)
+            rows.append(None)
+    try:  # one conversion for the lot; a value Arrow refuses sends it row by row
+        arr = pa.array(rows, rt)
+    except _ARROW_ERRORS:
+        out = []
+        for i, r in enumerate(rows):
+            try:
+                out.append(pa.array([r], rt))
+            except _ARROW_ERRORS as e:
+                bad[i] = f"{type(e).__name__}: {e}"
+                out.append(pa.nulls(1, rt))
+        arr = pa.concat_arrays(out) if out else pa.array([], rt)
     try:
         return finish(arr, node), bad
     except _ARROW_ERRORS:

@@ -175,3 +175,16 @@ def test_integral_numbers_are_read_exactly_and_taken_below_2_53_only():
     # a row the kernel leaves to its slow path keeps its float columns as before
     vals, errs = c.decode(pa.array([b'{"q": 2.0, "f": 0.1}', b'{"q": 2.0, "f": 1e400}'], pa.binary()), "1")
     assert errs[0] is None and vals[0].as_py()["f"] == 0.1 and errs[1] is not None
+
+
+def test_rows_left_to_the_slow_path_keep_their_own_values_and_errors():
+    """The slow path converts its rows in one go; a bad one still fails alone, in place."""
+    c = _codec({"type": "object", "properties": {"q": {"type": "integer"}, "when": {"type": "string",
+                                                                                     "format": "date-time"}}})
+    payloads = [b'{"q": 1.0, "when": "2024-01-01T00:00:00Z"}', b'{"q": 2.5}', b'{"q": 3}',
+                b'{"q": 4.0, "when": "not a time"}', b'{"q": 5e0}', b'{"q": 6.0, "q": 7.0}']
+    vals, errs = c.decode(pa.array(payloads, pa.binary()), "1")
+    assert [e is None for e in errs] == [True, False, True, False, True, True], errs
+    got = vals.to_pylist()
+    assert [g and g["q"] for g in got] == [1, None, 3, None, 5, 7]
+    assert got[0]["when"] == dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
