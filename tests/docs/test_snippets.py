@@ -25,10 +25,16 @@ SNIPPETS = collect()
 _NAMESPACES: dict[str, dict] = {}
 
 
+_FIRST: dict[tuple, str] = {}  # (code, needs) -> the first example that runs it
+
+
 def _param(s: Snippet):
     marks = []
+    first = _FIRST.setdefault((s.code, s.needs), s.id) if not (s.skip or s.cont) else s.id
     if s.skip:
         marks.append(pytest.mark.skip(reason=f"{s.id}: {s.skip}"))
+    elif first != s.id:
+        marks.append(pytest.mark.skip(reason=f"{s.id}: the same example as {first}, which runs it"))
     if "spark" in s.needs:
         marks.append(pytest.mark.jvm)
     if "kafka" in s.needs:
