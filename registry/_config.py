@@ -29,7 +29,7 @@ _P = "schema.registry."
 class RegistryOption:
     """One ``schema.registry.*`` option: the one declaration of its name, the
     :class:`RegistryConfig` field it fills, how its text is parsed, its default and its meaning
-    (the connector's option table and the README are generated from these rows).
+    (the connector's option table and the docs' option tables are generated from these rows).
 
     ``default`` is option text parsed like a user's value (so the field default and the docs
     cannot drift); ``shown`` is what the docs say when the default is not a value."""
@@ -51,7 +51,7 @@ class RegistryOption:
         return self.shown if self.shown is not None else (self.default or "")
 
 
-#: Every registry option, in the README's order.
+#: Every registry option, in the docs' order.
 REGISTRY_OPTIONS: tuple[RegistryOption, ...] = (
     RegistryOption("url", "urls", "urls", None, "Comma-separated URLs (failover in order), or `file:///dir` for a "
                    "snapshot; `user:password@` in a URL moves into basic auth.",

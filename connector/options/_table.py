@@ -3,8 +3,8 @@
 Each :class:`Option` names its documented spelling, the parser that types its value, the kinds
 of job that accept it (batch read, stream read, write), whether it holds a secret, the default
 shown in the docs and its meaning. :func:`connector.options.parse_options` is a loop over this
-table; the README's option tables are generated from it (``python -m connector.options
---markdown``) and a unit test keeps them in sync.
+table; the docs' option tables are generated from it when the site is built
+(``docs/options.md``; ``python -m connector.options --markdown`` prints them).
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class Option:
     shown : str or None
         What the docs say instead, for a default that is not one value ("from the document").
     doc : str
-        The meaning, as the README shows it.
+        The meaning, as the docs show it.
     hidden : bool
         Accepted but not documented (Spark's own ``checkpointLocation`` on stream writes).
     """
@@ -242,7 +242,7 @@ def _reg(o: RegistryOption) -> Option:
     return Option(o.name, raw, ALL, "registry", secret=o.secret, default=o.default or "", doc=o.doc, shown=o.shown)
 
 
-#: Every option, in the README's order.
+#: Every option, in the docs' order.
 OPTIONS: tuple[Option, ...] = (
     _o("asyncapi", text, ALL, "asyncapi", "", shown="(required)", doc=
        "AsyncAPI document: a file path, or the YAML/JSON text itself."),
@@ -379,6 +379,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("glue.compression", _compression, _WRITE, "glue_compression", "none", "none or zlib, for the glue framing."),
     # Spark hands a stream writer its own checkpointLocation among the options.
     _o("checkpointLocation", raw, _WRITE, None, "", "", hidden=True),
+    # Spark Declarative Pipelines hand a sink's writer its flow's query name among the options
+    # (docs/pipelines.md).
+    _o("queryName", raw, _WRITE, None, "", "", hidden=True),
 )
 
 _BY_KEY = {o.key: o for o in OPTIONS if o.prefix is None}

@@ -35,6 +35,7 @@ SAMPLE = {
     "limits.maxcollectionitems": "3000",
     "createtopics": "true", "auto.register.schemas": "true", "use.latest.version": "true",
     "use.schema.id": "12", "normalize.schemas": "true", "glue.compression": "zlib", "checkpointlocation": "/tmp/c",
+    "queryname": "publish_paid_orders",
     "rules.enabled": "false", "use.latest.with.metadata": "major_version=2", "rules.dlq.topic": "dlq",
     "rules.<kms setting>": "prod",
 }
