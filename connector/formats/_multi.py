@@ -147,7 +147,7 @@ class MultiDecoder:
              parts: dict) -> None:
         """Decode ``rows`` with each candidate; a row goes to the only one that accepts it."""
         if not self.can_try:
-            book.fail(rows, f"{why}: the record may be any of {list(names)}, and a {self.fmt} payload "
+            book.fail(rows, f"{why}: the record may be any of {list(names)}, and {self.fmt} payloads "
                             "cannot be told apart by trying their schemas; producers must write the type header the "
                             "document names (or read one message with the option 'message')")
             return
