@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from connector.asyncapi import ReadPlan
 
 __all__ = ["reader_schemas", "value_decoder", "value_reading", "ValueReading", "key_reading", "KeyReading",
-           "is_string_schema", "Sample", "decoder_for"]
+           "is_string_schema", "Sample", "decoder_for", "check_routable"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -154,7 +154,7 @@ def value_reading(request: SchemaRequest, *, plan: ReadPlan | None, registry: Re
                                       messages={str(k): _message(v, request, framing, sample, several=True)
                                                 for k, v in readers.items()},
                                       routing=plan.routing if plan is not None else None)
-        _check_routable(decoder, plan, framing)
+        check_routable(decoder, plan, framing)
     elif readers:
         (reader,) = readers.values()
         decoder = build_decoder(reader, options=options, fmt=request.fmt,
@@ -175,7 +175,7 @@ def value_reading(request: SchemaRequest, *, plan: ReadPlan | None, registry: Re
     return ValueReading(decoder, rules)
 
 
-def _check_routable(decoder: MultiDecoder, plan: ReadPlan | None, framing: Framing) -> None:
+def check_routable(decoder: MultiDecoder, plan: ReadPlan | None, framing: Framing) -> None:
     """Records of several types with no schema id (framing ``none``) are told apart by a type
     header, else by trying each schema; a binary payload cannot be tried, so such a channel
     must name a header whose values tell every message apart (refused here, at ``load()``)."""
@@ -198,8 +198,8 @@ def _check_routable(decoder: MultiDecoder, plan: ReadPlan | None, framing: Frami
             f"schema id (framing none), so each record's type must come from a Kafka header, and no header the "
             f"document names tells {lost} apart: a {decoder.fmt} payload cannot be told apart by trying the schemas. "
             "Fix the document: give each message's headers schema a type header with its own value (e.g. "
-            "__TypeId__ or ce_type with const), or read with a registry framing (wireFormat), or read one message "
-            "with the option 'message'", path=f"{path}.headers" if path else f"channels.{plan.channel}")
+            "__TypeId__ or ce_type with const), or use a registry framing (wireFormat), or read or write one "
+            "message with the option 'message'", path=f"{path}.headers" if path else f"channels.{plan.channel}")
 
 
 def _strategy_is_topical(request: SchemaRequest, plan: ReadPlan | None) -> bool:
