@@ -208,8 +208,8 @@ class Routing:
         text = _header_text(raw)
         found = h.candidates(text) if text is not None else ()
         why = f"header {h.name}={text!r}"
-        if found:
-            return code((found, None, why))
+        if found:  # one group per set of candidates, whichever value named it
+            return code((found, None, f"header {h.name}"))
         if not h.documented:
             return -1  # a guess that did not match: the next header, or validation, decides
         known = h.known()

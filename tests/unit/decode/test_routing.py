@@ -134,7 +134,7 @@ def test_a_header_value_several_messages_share_leaves_the_choice_to_validation()
     dec = decoder_of(document({"A": A, "B": B}, typed("__TypeId__", A=["shared", "a"], B=["shared"])))
     values, errors = read(dec, [{"foo": "x"}, {"foo": 1}, {}], [[("__TypeId__", "shared")]] * 3)
     assert [which(v) for v in values] == ["A", "B", None]
-    assert "header __TypeId__='shared': the record fits several" in errors[2]
+    assert "header __TypeId__: the record fits several" in errors[2]
 
 
 # -- Avro and Protobuf: a binary payload cannot be tried --------------------------------------------------
