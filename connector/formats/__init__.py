@@ -55,7 +55,7 @@ from connector.formats._column import (
 )
 from connector.formats._decoder import Decoder, build_decoder
 from connector.formats._encoder import Encoder, build_encoder
-from connector.formats._multi import MultiDecoder, build_multi_decoder
+from connector.formats._multi import KeptMessageDecoder, MultiDecoder, build_multi_decoder
 from connector.formats._registry import FORMATS, payload_format, schema_format
 from connector.formats._route import TYPE_HEADERS, Claim, Route, RouteHeader, Routing
 from connector.formats.core import (
@@ -81,7 +81,7 @@ __all__ = [
     # building decoders and encoders from a schema
     "build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "build_encoder", "Encoder",
     # several message types on one channel: the header -> message table
-    "Routing", "RouteHeader", "Claim", "Route", "TYPE_HEADERS",
+    "Routing", "RouteHeader", "Claim", "Route", "TYPE_HEADERS", "KeptMessageDecoder",
     "DecodeOptions", "DecodeResult", "EncodeOptions", "EncodeResult", "EncodeError", "FALLBACKS",
     "Mode", "EnumRepr", "EvolutionMode", "SchemaEvolutionError", "RESCUED_COLUMN",
     # the formats

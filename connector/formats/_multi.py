@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from connector.errors import ConfigError
 from connector.formats._decoder import Decoder, build_decoder, writer_groups
@@ -32,7 +33,7 @@ from connector.formats._registry import payload_format
 from connector.formats._route import Route, Routing
 from connector.formats.core import DecodeOptions, DecodeResult, RowBook, fault_text, payloads_of, scatter
 
-__all__ = ["MultiDecoder", "build_multi_decoder"]
+__all__ = ["MultiDecoder", "build_multi_decoder", "KeptMessageDecoder"]
 
 _TEXT_PER_CANDIDATE = 160  # characters of each candidate's own error in a "matches none" error
 
@@ -175,6 +176,45 @@ class MultiDecoder:
         for i in np.flatnonzero(count == 0).tolist():  # each row its own reasons (bad rows only)
             reasons = "; ".join(f"{n}: {str(results[k][2][i])[:_TEXT_PER_CANDIDATE]}" for k, n in enumerate(names))
             book.errors[rows[i]] = f"{why}: the record fits none of the channel's messages {list(names)} ({reasons})"
+
+
+class KeptMessageDecoder(Decoder):
+    """The decoder of one message of a several-message channel (the option ``message``): a record
+    whose documented type header names another of the channel's messages is a row error, never
+    decoded with this message's schema (as a Protobuf record of another message is)."""
+
+    _PICKLED: tuple[str, ...] = Decoder._PICKLED + ("kept", "routing")
+    routes_by_header = True
+    kept: str
+    routing: Routing
+
+    @classmethod
+    def of(cls, decoder: Decoder, kept: str, routing: Routing) -> KeptMessageDecoder:
+        out = cls(decoder.fmt, decoder.text, decoder.refs, decoder.message, decoder.options)
+        out.kept, out.routing = kept, Routing(routing.messages, routing.documented, routing.paths)
+        return out
+
+    def decode(self, parsed, lookup: Callable[[Any], Any], headers: Any = None) -> DecodeResult:
+        res = super().decode(parsed, lookup, headers)
+        unframed = [rows for key, rows in parsed.group_by_schema() if key[1] is None]
+        if not unframed or headers is None:
+            return res
+        rows = np.concatenate(unframed)
+        sub = headers.take(pa.array(rows)) if len(rows) != len(headers) else headers
+        errors = None
+        for route in self.routing.assign(sub, len(rows)):
+            if route.error is None and self.kept in route.candidates:
+                continue  # this message (or a value it shares with others): decoded as it
+            if errors is None:
+                errors = res.errors.to_numpy(zero_copy_only=False).copy()
+            errors[rows[route.rows]] = route.error or (
+                f"{route.why}: the record is {' or '.join(route.candidates)}, and this read keeps {self.kept} "
+                "(option 'message')")
+        if errors is None:
+            return res
+        bad = pa.array(np.not_equal(errors, np.array(None, object)).astype(bool))
+        return DecodeResult(pc.if_else(bad, pa.nulls(len(bad), res.values.type), res.values),
+                            pa.array(errors, pa.string()), res.parsed, res.rescued)
 
 
 def build_multi_decoder(readers: dict[str, Any], *, options: DecodeOptions = DecodeOptions(),

@@ -37,6 +37,7 @@ from wireformat import Framing, parse_frames
 from connector.errors import ConfigError, SchemaMappingError
 from connector.formats import (
     Decoder,
+    KeptMessageDecoder,
     MultiDecoder,
     build_decoder,
     build_multi_decoder,
@@ -156,9 +157,14 @@ def value_reading(request: SchemaRequest, *, plan: ReadPlan | None, registry: Re
                                       routing=plan.routing if plan is not None else None)
         check_routable(decoder, plan, framing)
     elif readers:
-        (reader,) = readers.values()
+        ((name, reader),) = readers.items()
         decoder = build_decoder(reader, options=options, fmt=request.fmt,
                                 message=_message(reader, request, framing, sample))
+        routing = plan.routing if plan is not None else None
+        if framing is Framing.NONE and routing is not None and routing.documented and name in routing.messages \
+                and len(routing.messages) > 1:
+            # one message of several (option 'message'): records another one's type header names are not it
+            decoder = KeptMessageDecoder.of(decoder, str(name), routing)
     else:
         if plan is not None:
             log.warning("channel %s: no schema in the document or the registry; 'value' stays binary", plan.channel)

@@ -171,6 +171,12 @@ def test_records_of_plain_producers_are_routed_by_header_or_validation_on_batch_
 
     check(_read(spark, doc, run).collect())
 
+    # one message of the two: records A's header names are row errors, not B rows
+    only_b = {bytes(r.key).decode(): r for r in _read(spark, doc, run, message="B").collect()}
+    assert only_b["h-B"].value.asDict() == {"foo": 5, "bar": None} and only_b["h-B"]._error is None
+    assert only_b["h-A"].value is None and "this read keeps B (option 'message')" in only_b["h-A"]._error
+    assert only_b["v-B"].value.asDict() == {"foo": 9, "bar": True}
+
     batches: list = []
     q = (spark.readStream.format("asyncapi-kafka").option("asyncapi", doc).option("channel", "mixed")
          .option("channel.param.run", run).option("mode", "PERMISSIVE").option("startingOffsets", "earliest")

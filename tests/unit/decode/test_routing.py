@@ -250,3 +250,24 @@ def test_assignment_of_a_sliced_headers_column():
     assert routes == {("A", "B"): [1], ("A",): [0], ("B",): [2]}
     assert np.array_equal(np.sort(np.concatenate([np.asarray(v) for v in routes.values()])), np.arange(3))
     assert routing.assign(pa.chunked_array([col]), 3)[0].rows.tolist() == [1]
+
+
+# -- the option 'message': one message of several ------------------------------------------------------
+def test_reading_one_message_of_several_refuses_records_another_type_header_names():
+    """message=B: a record whose __TypeId__ names A is a row error, never decoded with B's schema
+    (as a Protobuf record of another message is); B's records, and records without a header, are B."""
+    from connector.schema import SchemaRequest, value_decoder
+
+    doc = document({"A": A, "B": B}, typed("__TypeId__", A="com.acme.A", B="com.acme.B"))
+    dec = value_decoder(SchemaRequest(), plan=plan_of(doc, message="B"), registry=None, framing=Framing.NONE)
+    assert dec.routes_by_header and pickle.loads(pickle.dumps(dec)).kept == "B"
+    values, errors = read(dec, [{"foo": 1}, {"foo": 2}, {"foo": 3}, {"foo": 4}, None],
+                          [[("__TypeId__", "com.acme.B")], [("__TypeId__", "com.acme.A")], None,
+                           [("__TypeId__", "com.acme.C")], [("__TypeId__", "com.acme.A")]])
+    assert values == [{"foo": 1, "bar": None}, None, {"foo": 3, "bar": None}, None, None]
+    assert errors[0] is None and errors[2] is None and errors[4] is None  # a tombstone is no record of A
+    assert "header __TypeId__: the record is A, and this read keeps B (option 'message')" in errors[1]
+    assert "names none of the channel's messages" in errors[3]
+    one = value_decoder(SchemaRequest(), plan=plan_of(document({"B": B}, typed("__TypeId__", B="x"))),
+                        registry=None, framing=Framing.NONE)
+    assert not one.routes_by_header  # a channel of one message has nothing to tell apart
