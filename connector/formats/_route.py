@@ -189,6 +189,7 @@ class Routing:
                     enc = pc.dictionary_encode(values.take(pa.array(last)))
                     codes = [self._verdict_code(h, raw, code) for raw in enc.dictionary.to_pylist()]
                     table = np.array(codes + [-1], np.int64)
+                    # a header without a value (null) says nothing: as if absent
                     ids = pc.fill_null(enc.indices, len(codes)).to_numpy(zero_copy_only=False)
                     verdict[rows] = table[ids]
         out = []

@@ -55,7 +55,7 @@ def decoder_of(doc: dict, framing: Framing = Framing.NONE):
 
 def headers_column(rows) -> pa.Array:
     """rows: None, or a list of (name, value) pairs per record."""
-    return pa.array([None if r is None else [{"key": k, "value": v if isinstance(v, bytes) else v.encode()}
+    return pa.array([None if r is None else [{"key": k, "value": v.encode() if isinstance(v, str) else v}
                                              for k, v in r] for r in rows], HEADERS_TYPE)
 
 
