@@ -225,3 +225,26 @@ def test_from_registry_decodes_a_channel_of_several_messages_with_its_headers(sp
         from_registry("value", asyncapi=doc, channel="mixed")
     with pytest.raises(PythonException, match="malformed record at row .*expected a 64-bit integer"):
         df.select(from_registry("value", asyncapi=doc, channel="mixed", headers="headers")).collect()
+
+
+def test_avro_messages_no_header_tells_apart_are_refused_at_load(spark, kafka, tmp_path):
+    """Without schema ids a binary payload cannot be tried: load() fails with the document path."""
+    from connector.errors import AsyncApiDocumentError
+    from connector.read import peek
+
+    _source(spark)
+    avro = "application/vnd.apache.avro+json;version=1.9.0"
+    doc = {"asyncapi": "3.0.0", "info": {"title": "t", "version": "1"},
+           "servers": {"local": {"host": kafka.bootstrap_servers, "protocol": "kafka"}},
+           "channels": {"mixed": {"address": unique_topic("avro"), "messages": {
+               name: {"name": name, "payload": {"schemaFormat": avro, "schema": {
+                   "type": "record", "name": name, "fields": [{"name": "x", "type": "long"}]}}}
+               for name in ("A", "B")}}}}
+    path = tmp_path / "avro.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(Exception, match=r"carries 2 avro messages .* no header the document names tells "
+                                        r"\['A', 'B'\] apart") as e:
+        spark.read.format("asyncapi-kafka").option("asyncapi", str(path)).option("channel", "mixed").load()
+    assert "channels.mixed.messages.A.headers" in str(e.value)
+    with pytest.raises(AsyncApiDocumentError, match="cannot be told apart by trying the schemas"):
+        peek(str(path), "mixed")
