@@ -113,6 +113,20 @@ class Routing:
         CloudEvents' type headers the document does not name.
     paths : tuple of (str, str)
         Message → its document path (for errors about the document).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from connector.formats import Claim, RouteHeader, Routing
+    >>> routing = Routing(("Order", "Refund"), (RouteHeader("__TypeId__", True, (
+    ...     Claim("com.acme.Order", "Order", "const", ""), Claim("com.acme.Refund", "Refund", "const", ""))),))
+    >>> headers = pa.array([[{"key": "__TypeId__", "value": b"com.acme.Refund"}], None,
+    ...                     [{"key": "__TypeId__", "value": b"com.acme.Coupon"}]],
+    ...                    pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])))
+    >>> [(r.candidates, r.rows.tolist(), r.error is not None) for r in routing.assign(headers, 3)]
+    [(('Order', 'Refund'), [1], False), (('Refund',), [0], False), ((), [2], True)]
+    >>> routing.header_for("Refund")
+    ('__TypeId__', 'com.acme.Refund')
     """
 
     messages: tuple[str, ...]
