@@ -4,7 +4,9 @@ Starts the embedded Kafka (librdkafka's mock cluster, a real Kafka protocol peer
 and the embedded schema registry, then for every channel: creates its topic with the channel
 binding's partitions, registers the payload schemas under the subjects the document's lookup
 strategy names, produces example messages (the document's message ``examples``, otherwise
-values generated from the schemas) framed the way the bindings say, and prints the exact
+values generated from the schemas) framed the way the bindings say, with the type header the
+document names for each message (``__TypeId__``, ``ce_type``... from its ``headers`` schema, see
+``docs/multi-type-channels.md``), and prints the exact
 ``spark.read`` options that read them back. It runs until interrupted (Ctrl-C or SIGTERM).
 
 Only the runtime dependencies are needed (no ``[test]`` extra). A channel that cannot be
@@ -200,7 +202,10 @@ class Sandbox:
                 else:
                     kw = {"message_indexes": indexes} if indexes and fr.carries_protobuf_indexes else {}
                     frames = [(encode_frame(fr, sid_for_frame, p, **kw), None) for p in payloads]
+        typed = plan.routing.header_for(m.name) if plan.routing is not None else None
         for i, (value, headers) in enumerate(frames):
+            if typed is not None:  # the type header the document names, as its producers write it
+                headers = (headers or []) + [(typed[0], typed[1].encode())]
             self.kafka.produce(topic, value, key=f"key-{i}".encode(), headers=headers)
         return len(frames)
 

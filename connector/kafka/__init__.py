@@ -50,6 +50,7 @@ from ._ranges import (
     report_data_loss,
     validate_ranges,
 )
+from ._header_rows import concat_header_rows, header_rows, split_header
 from ._produce import (
     DEFAULT_MESSAGE_MAX_BYTES,
     HEADER_TYPE,
@@ -78,5 +79,6 @@ __all__ = [
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "kafka_error", "norm_config",
     "OWNED_PRODUCER_SETTINGS", "BatchProducer", "Headers", "HEADER_TYPE", "producer_for",
+    "header_rows", "concat_header_rows", "split_header",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
 ]

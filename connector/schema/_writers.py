@@ -37,6 +37,7 @@ from wireformat import Framing
 from connector.errors import ConfigError
 from connector.formats import Encoder, build_encoder, payload_format, schema_format
 from connector.schema._contracts import log_disabled, write_rules
+from connector.schema._readers import check_routable
 from connector.schema._request import Registration, SchemaRequest
 from connector.schema._subjects import strategy_for, subject_for
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
     from connector.asyncapi import ReadPlan
 
-__all__ = ["WriterSchema", "value_writer", "key_writer", "document_value_schema"]
+__all__ = ["WriterSchema", "value_writer", "key_writer", "document_value_schema", "message_writers"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -70,6 +71,11 @@ class WriterSchema:
     rules : connector.schema.rules.WriteRules or None
         The data-contract rules of the registered schema framed with (None: it has none, or rules
         are off).
+    headers : tuple of (str, bytes)
+        The type header every record of this message carries (``__TypeId__``, ``ce_type``... as the
+        document names it: :meth:`connector.formats.Routing.header_for`); empty when it names none.
+    message : str or None
+        The channel message written (None: an inline schema).
     """
 
     encoder: Encoder | None
@@ -79,6 +85,8 @@ class WriterSchema:
     subject: str | None = None
     how: str = "document"
     rules: Any = None
+    headers: tuple[tuple[str, bytes], ...] = ()
+    message: str | None = None
 
     def describe(self) -> str:
         where = f" under subject {self.subject!r}" if self.subject else ""
@@ -87,19 +95,63 @@ class WriterSchema:
 
 def document_value_schema(plan: ReadPlan) -> Any:
     """The channel's message payload a write encodes (one message: choose with ``message``)."""
+    spec = _document_message(plan)
+    return spec.payload if spec is not None else None
+
+
+def _document_message(plan: ReadPlan) -> Any:
     specs = [m for m in plan.value_messages if m.payload is not None]
     if len(specs) > 1:
         raise ConfigError(f"channel {plan.channel!r} carries {len(specs)} messages "
-                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message'")
-    return specs[0].payload if specs else None
+                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message', or "
+                          "give 'value' as a struct with one field per message, as a read gives it (each row "
+                          "sets the field of its message)")
+    return specs[0] if specs else None
 
 
 def value_writer(request: SchemaRequest, *, plan: ReadPlan | None, registry: RegistryConfig | None,
                  framing: Framing, topic: str | None) -> WriterSchema:
-    """The value side of a write (``topic`` None: rows choose their topics)."""
-    given = request.inline if request.inline is not None else (
-        document_value_schema(plan) if plan is not None else None)
-    return _writer(request, plan, registry, framing, given, topic, is_key=False)
+    """The value side of a write (``topic`` None: rows choose their topics): the inline schema, else
+    the channel's one message, with the type header the document names for it."""
+    if request.inline is not None or plan is None:
+        return _writer(request, plan, registry, framing, request.inline, topic, is_key=False)
+    spec = _document_message(plan)
+    writer = _writer(request, plan, registry, framing, spec.payload if spec is not None else None, topic,
+                     is_key=False)
+    return _typed(writer, plan, spec.name) if spec is not None else writer
+
+
+def message_writers(request: SchemaRequest, *, plan: ReadPlan, registry: RegistryConfig | None, framing: Framing,
+                    topic: str | None) -> dict[str, WriterSchema]:
+    """One writer per message of the channel that has a payload schema (a write whose rows each say
+    their message: ``value`` is ``struct<message1, message2, ...>``, the shape a read gives), each with
+    the type header the document names for it.
+
+    Raises
+    ------
+    AsyncApiDocumentError
+        Records of these messages could not be told apart on read: no schema id (framing ``none``),
+        binary payloads and no header the document names per message.
+    """
+    from connector.formats import build_multi_decoder
+
+    specs = [(m.name, m.payload) for m in plan.value_messages if m.payload is not None]
+    if request.inline is not None or len(specs) < 2:
+        raise ConfigError("a write of several messages needs a channel of several messages with payload schemas "
+                          "(and no inline schema)")
+    # the read's own check: a write must not produce records no read can tell apart
+    check_routable(build_multi_decoder(dict(specs), options=request.decode_options(),
+                                       messages={name: p.message_name for name, p in specs},
+                                       routing=plan.routing), plan, framing)
+    return {name: _typed(_writer(dataclasses.replace(request, message=p.message_name or request.message),
+                                 plan, registry, framing, p, topic, is_key=False), plan, name)
+            for name, p in specs}
+
+
+def _typed(writer: WriterSchema, plan: ReadPlan, message: str) -> WriterSchema:
+    typed = plan.routing.header_for(message) if plan.routing is not None else None
+    headers = ((typed[0], typed[1].encode()),) if typed is not None else ()
+    return dataclasses.replace(writer, headers=headers, message=message)
 
 
 def key_writer(request: SchemaRequest, *, plan: ReadPlan, registry: RegistryConfig | None,

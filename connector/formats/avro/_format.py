@@ -87,6 +87,8 @@ class AvroFormat:
     name = "avro"
     registry_type = SchemaType.AVRO
     indexed_messages = False
+    #: a payload is bytes only its own schema can read: a schema cannot judge whether it fits
+    binary_payloads = True
 
     def reader(self, text, refs, message, options):
         if not text:

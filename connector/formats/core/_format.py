@@ -22,6 +22,9 @@ member                  meaning
                         ``package.Message`` or the JSON Schema ``title``): subject strategies
 ``encoder()``           the compiled encoder of one schema (an :class:`EncoderModel`)
 ``canonical()``         text that compares equal for equal schemas (registered-version lookup)
+``binary_payloads``     optional, default False: payloads only their own schema can read (Avro,
+                        Protobuf), so records of several types with no schema id cannot be told
+                        apart by trying each schema (``connector.formats._multi``)
 ======================  ==========================================================================
 """
 from __future__ import annotations

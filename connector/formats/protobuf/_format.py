@@ -54,6 +54,8 @@ class ProtobufFormat:
     name = "protobuf"
     registry_type = SchemaType.PROTOBUF
     indexed_messages = True
+    #: a payload is bytes only its own schema can read: a schema cannot judge whether it fits
+    binary_payloads = True
 
     def reader(self, text, refs, message, options):
         if not text:

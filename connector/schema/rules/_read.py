@@ -121,7 +121,7 @@ class ReadRules:
         n = len(parsed)
         st = self._state()
         if st.known_ruleless(parsed):  # the common batch: one writer schema, known to have no rules
-            return decoder.decode(parsed, lookup)
+            return decoder.decode(parsed, lookup, headers=headers)
         fails = RowFailures(n, "READ", self.settings)
         groups = []
         for key, rows in parsed.group_by_schema():
@@ -138,7 +138,7 @@ class ReadRules:
                 st.remember_ruleless(parsed, key)
             groups.extend(found)
         if not groups:
-            return decoder.decode(parsed, lookup)
+            return decoder.decode(parsed, lookup, headers=headers)
 
         topic_list = _as_list(topics, n)
         payload = parsed.payload
@@ -159,7 +159,7 @@ class ReadRules:
                 patches.append((g.rows, new))
                 skip[g.rows[bad]] = True
         dparsed = _patched(parsed, patches, skip)
-        res = decoder.decode(dparsed, lookup)
+        res = decoder.decode(dparsed, lookup, headers=headers)
         values, derr = res.values, res.errors.to_numpy(zero_copy_only=False).copy()
         parts: list[tuple[np.ndarray, pa.Array]] = []
         for g in groups:
