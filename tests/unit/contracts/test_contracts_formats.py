@@ -107,3 +107,100 @@ def test_dlq_records_on_write_are_the_records_as_json_with_encrypted_fields_reda
     record = json.loads(ours[0][0])
     assert record == json.loads(theirs[0][0])
     assert record["name"] == "bob" and record["ssn"] == "<REDACTED>"
+
+
+# -- the formats' field transform (what DLQ redaction and field rules run per record) ----------------------
+AVRO_NESTED = {"type": "record", "name": "R", "namespace": "ex", "fields": [
+    {"name": "m", "type": {"type": "map", "values": "string"}, "confluent:tags": ["PII"]},
+    {"name": "u", "type": ["null", "string", "bytes"], "confluent:tags": ["PII"]},
+    {"name": "a", "type": {"type": "array", "items": "string"}, "confluent:tags": ["PII"]},
+    {"name": "n", "type": "string"}]}
+JSON_NESTED = {"type": "object", "properties": {
+    "o": {"type": "object", "properties": {"s": {"type": "string", "confluent:tags": ["PII"]}}},
+    "a": {"type": "array", "items": {"type": "string"}, "confluent:tags": ["PII"]},
+    "n": {"type": "string"}}}
+PROTO_NESTED = """syntax = "proto3";
+package ex;
+import "confluent/meta.proto";
+message Inner { string s = 1 [(confluent.field_meta).tags = "PII"]; }
+message R {
+  map<string, string> m = 1 [(confluent.field_meta).tags = "PII"];
+  repeated string a = 2 [(confluent.field_meta).tags = "PII"];
+  Inner inner = 3;
+  string empty = 4 [(confluent.field_meta).tags = "PII"];
+  optional string unset = 5 [(confluent.field_meta).tags = "PII"];
+  bytes b = 6 [(confluent.field_meta).tags = "PII"];
+  string n = 7;
+}
+"""
+
+
+def _redact(typ, value):
+    if typ == "STRING" and isinstance(value, str):
+        return "<R>"
+    if typ == "BYTES" and isinstance(value, bytes):
+        return b"<R>"
+    return value
+
+
+def _transform_tagged(fmt_name, text, message, obj):
+    from connector.formats import payload_format
+
+    fmt = payload_format(fmt_name)
+    form = fmt.record_form(text, (), message)
+    for leaf in fmt.tagged_leaves(text, (), message):
+        if leaf.selected_by(("PII",)):
+            obj = form.transform(obj, leaf, lambda v, t=leaf.type: _redact(t, v))
+    return form, obj
+
+
+def test_the_field_transform_reaches_map_values_union_branches_and_items_avro():
+    _, got = _transform_tagged("avro", json.dumps(AVRO_NESTED), None,
+                               {"m": {"k": "v"}, "u": b"raw", "a": ["x", "y"], "n": "keep"})
+    assert got == {"m": {"k": "<R>"}, "u": b"<R>", "a": ["<R>", "<R>"], "n": "keep"}
+    _, got = _transform_tagged("avro", json.dumps(AVRO_NESTED), None, {"m": {}, "u": "s", "a": [], "n": "keep"})
+    assert got == {"m": {}, "u": "<R>", "a": [], "n": "keep"}
+    _, got = _transform_tagged("avro", json.dumps(AVRO_NESTED), None, {"m": {}, "u": None, "a": [], "n": "k"})
+    assert got["u"] is None
+
+
+def test_the_field_transform_reaches_nested_and_array_values_json():
+    form, got = _transform_tagged("json", json.dumps(JSON_NESTED), None, {"o": {"s": "v"}, "a": ["x"], "n": "k"})
+    assert got == {"o": {"s": "<R>"}, "a": ["<R>"], "n": "k"}
+    assert json.loads(form.to_json(got)) == got
+
+
+def test_the_field_transform_on_protobuf_messages_follows_confluent():
+    """Map values, repeated items, nested messages and proto3 fields at their default are
+    transformed; an unset field with explicit presence is left unset."""
+    from connector.formats.protobuf import compile_proto
+
+    compiled = compile_proto(PROTO_NESTED)
+    cls = compiled.message_class(compiled.find("ex.R"))
+    msg = cls(a=["x", "y"], n="keep")
+    msg.m["k"] = "v"
+    msg.inner.s = "secret"
+    form, got = _transform_tagged("protobuf", PROTO_NESTED, "ex.R", msg)
+    assert dict(got.m) == {"k": "<R>"} and list(got.a) == ["<R>", "<R>"] and got.inner.s == "<R>"
+    assert got.empty == "<R>" and got.b == b"<R>" and got.n == "keep" and not got.HasField("unset")
+    assert json.loads(form.to_json(got))["inner"] == {"s": "<R>"}
+
+
+def test_protobuf_field_tags_from_option_bytes():
+    """The tags of (confluent.field_meta), and nothing (never an exception) from bytes that do
+    not parse."""
+    from hypothesis import given, settings as hsettings, strategies as st
+
+    from connector.formats.protobuf._contract import field_tags
+
+    meta = b"\x1a\x03PII\x1a\x03GDP"                       # Meta{tags: ["PII", "GDP"]}
+    opts = b"\x18\x01" + b"\x82\x44" + bytes([len(meta)]) + meta   # deprecated=true, field 1088 = meta
+    assert field_tags(opts) == {"PII", "GDP"}
+    assert field_tags(b"") == frozenset() and field_tags(b"\x82\x44\x05\x1a\x09ab") == frozenset()
+
+    @hsettings(max_examples=300, deadline=None)
+    @given(st.binary(max_size=64))
+    def never_raises(data):
+        assert isinstance(field_tags(data), frozenset)
+
+    never_raises()
