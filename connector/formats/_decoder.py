@@ -131,7 +131,8 @@ class Decoder(SchemaBound):
         st = self._state()
         d = st.evolved.get(key)
         if d is None:
-            message = self.writer_name(writer, path) if self.fmt == "protobuf" else None
+            # records that name their type by a message-index path: the writer's own message
+            message = self.writer_name(writer, path) if payload_format(self.fmt).indexed_messages else None
             d = Decoder(self.fmt, writer.text, refs_of(writer), message,
                         dataclasses.replace(self.options, evolution=EvolutionMode.NONE))
             with st.lock:

@@ -75,7 +75,7 @@ class MultiDecoder:
     @property
     def can_try(self) -> bool:
         """Whether a payload can be judged by each candidate's schema (not binary)."""
-        return not getattr(payload_format(self.fmt), "binary_payloads", False)
+        return not payload_format(self.fmt).binary_payloads
 
     def _match(self, name: str | None) -> str | None:
         for field, d in self.decoders.items():

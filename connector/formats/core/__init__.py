@@ -23,9 +23,23 @@ from connector.formats.core._evolution import (
     rescue_json,
 )
 from connector.formats.core._jit import njit
-from connector.formats.core._format import EncoderModel, PayloadFormat, ReaderModel, canonical_text, refs_of, refs_texts
+from connector.formats.core._format import (
+    DocumentPayload,
+    EncoderModel,
+    PayloadFormat,
+    ReaderModel,
+    RecordForm,
+    Samples,
+    canonical_text,
+    document_json,
+    refs_of,
+    refs_texts,
+)
+from connector.formats.core._leaves import BYTES, MAX_WALK_DEPTH, PRIMITIVE, STRING, Leaf
 from connector.formats.core._options import DecodeOptions, DecodeResult, EnumRepr, Mode
 from connector.formats.core._process import ProcessCache, SchemaBound
+from connector.formats.core._records import plain_json, transform_plain
+from connector.formats.core._samples import SAMPLE_BASE_TIME, SAMPLE_MAX_DEPTH
 from connector.formats.core._rows import (
     RowBook,
     fault_text,
@@ -58,6 +72,9 @@ __all__ = [
     "note_fallback",
     # the format contract and the per-process cache
     "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
+    # what documents, data-contract rules and the sandbox ask of a format
+    "DocumentPayload", "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "RecordForm",
+    "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution
     "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",

@@ -17,6 +17,7 @@ from connector.formats.protobuf._schema import (
     compile_proto,
     is_map,
 )
+from connector.formats.protobuf._source import top_level_messages
 
 __all__ = ["PROTOBUF", "ProtobufFormat", "CompiledProto", "compile_proto", "arrow_type_of_message", "is_map",
-           "WKT_JSON", "WKT_SCALARS"]
+           "WKT_JSON", "WKT_SCALARS", "top_level_messages"]
