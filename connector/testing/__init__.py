@@ -10,6 +10,7 @@ wheel because the ``demo`` and ``sandbox`` commands start these servers at run t
   auto-created topic, no admin APIs).
 - :class:`TansuBroker`: a tansu broker subprocess for admin-API scenarios (CreateTopics with a
   partition count, DeleteTopics, DescribeConfigs); :func:`find_tansu` locates its binary.
+- :class:`TokenServer`: an OAuth 2.0 token endpoint (client credentials) for registry OAuth.
 - :class:`KarapaceServer`: Karapace, a real Confluent-compatible schema registry, as a subprocess
   from its own virtual environment (``.karapace-venv``, built by ``.ci/run``), its storage on a
   tansu broker it starts too.
@@ -29,8 +30,9 @@ Examples
 from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
 from ._karapace import KarapaceServer, find_karapace
 from ._registry_server import RegistryServer
+from ._token_server import TokenServer
 from ._noida import NoidaBroker, find_noida
 from ._tansu import TansuBroker, find_tansu
 
-__all__ = ["RegistryServer", "KarapaceServer", "find_karapace", "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker",
-           "find_tansu", "NoidaBroker", "find_noida"]
+__all__ = ["RegistryServer", "KarapaceServer", "find_karapace", "TokenServer", "EmbeddedKafka", "MOCK_PARTITIONS",
+           "TansuBroker", "find_tansu", "NoidaBroker", "find_noida"]
