@@ -49,6 +49,10 @@ class SchemaSpec:
         The files the schema was read from, in the order its ``$ref``\\s reached them: the
         document, the files a channel or message ``$ref`` led to, then the schema's own files
         (paths relative to the reference root; URLs for remote refs). Not part of equality.
+    notes : tuple of str
+        How references were resolved where the rules leave a choice (a ``#/...`` pointer inside a
+        schema with ``$id`` that resolved in the AsyncAPI document); ``inspect`` shows them. Not
+        part of equality.
     """
 
     format: str
@@ -56,6 +60,7 @@ class SchemaSpec:
     message_name: str | None = None
     schema_format: str | None = None
     files: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -141,10 +146,11 @@ def _build_schema(doc, node, src, path: str, schema_format: str | None, name_hin
         by_lower = {n.lower(): n for n in names}
         message_name = by_lower.get((name_hint or "").lower()) or (names[0] if len(names) == 1 else None)
         return SchemaSpec("protobuf", text, message_name, schema_format)
+    notes: list[str] = []
     if fmt == "avro":
         value = resolver.inline_avro(node, src, path)
     else:  # the JSON Schema format bundles it: $id, anchors and recursion are its to resolve
-        value = bundle_json_payload(resolver, node, src, path, _refs.MAX_INLINED_NODES)
+        value = bundle_json_payload(resolver, node, src, path, _refs.MAX_INLINED_NODES, notes)
     if fmt == "avro":
         if isinstance(value, str) and value.strip()[:1] in ("{", "[", '"'):
             try:
@@ -156,7 +162,7 @@ def _build_schema(doc, node, src, path: str, schema_format: str | None, name_hin
     elif not isinstance(value, (dict, bool)):
         raise AsyncApiDocumentError("a JSON schema must be an object", path=path)
     try:
-        return SchemaSpec(fmt, _dump(value), None, schema_format)
+        return SchemaSpec(fmt, _dump(value), None, schema_format, notes=tuple(notes))
     except ValueError as e:
         raise AsyncApiDocumentError(f"schema is not representable as JSON: {e}", path=path) from e
 
