@@ -43,6 +43,7 @@ class TokenServer:
         self._lock = threading.Lock()
         self._live: set[str] = set()
         self.issued = 0
+        self.tokens: list[str] = []  # every token issued, for tests that check none leaks
         self.requests: list[dict] = []  # the forms received (scope, grant_type), for assertions
         self._httpd: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -95,6 +96,7 @@ class TokenServer:
                 return 401, {"error": "invalid_client", "error_description": "bad client credentials"}
             token = "at-" + secrets.token_hex(12)
             self._live.add(token)
+            self.tokens.append(token)
             self.issued += 1
         answer: dict = {"access_token": token, "token_type": "Bearer"}
         if self.expires_in is not None:
