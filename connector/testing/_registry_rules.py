@@ -3,8 +3,10 @@ compare parsed forms, refuse invalid ones (42201) and incompatible ones (409).
 
 Measured against Karapace 3.16 (``connector.testing.KarapaceServer``):
 
-* Avro and JSON Schema are stored as compact JSON with sorted keys; a look-up finds a schema
-  whatever its key order or spacing (a ``doc`` that differs is another schema).
+* Avro and JSON Schema are stored as compact JSON, Avro with sorted keys; a look-up finds a schema
+  whatever its key order or spacing (a ``doc`` that differs is another schema). Karapace sorts the
+  keys of JSON Schema too, so a struct read from a JSON Schema registered there lists its
+  properties alphabetically; the stand-in keeps their order, as Confluent's registry does.
 * Protobuf is stored reprinted: nested messages and enums after the fields, one statement a line,
   so the text a client posted is never the text it gets back. Karapace keeps comments, which the
   stand-in drops.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["stored_text", "avro_problem", "compatibility_problem", "COMPATIBILITY_LEVELS"]
+__all__ = ["stored_text", "identity", "avro_problem", "compatibility_problem", "COMPATIBILITY_LEVELS"]
 
 COMPATIBILITY_LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
                         "FULL_TRANSITIVE")
@@ -39,13 +41,26 @@ def stored_text(schema_type: str, text: str) -> str:
     ValueError
         Avro or JSON Schema text that is not JSON; Protobuf whose braces do not balance.
     """
-    if schema_type in ("AVRO", "JSON"):
+    if schema_type == "AVRO":
         return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+    if schema_type == "JSON":
+        return json.dumps(json.loads(text), separators=(",", ":"))
     if schema_type == "PROTOBUF":
         if _BASE64.match(text):  # a serialized FileDescriptorProto, which Confluent accepts too
             return text
         return _reprint_proto(text)
     return text
+
+
+def identity(schema_type: str, stored: str) -> str:
+    """What two stored schemas share when they are the same schema (JSON Schema: the parsed document,
+    whatever its key order)."""
+    if schema_type == "JSON":
+        try:
+            return json.dumps(json.loads(stored), sort_keys=True, separators=(",", ":"))
+        except ValueError:
+            return stored
+    return stored
 
 
 # -- Protobuf: reprinted ------------------------------------------------------------------------

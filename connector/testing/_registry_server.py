@@ -27,7 +27,7 @@ import uuid
 from typing import Any
 
 from ._dek_store import DekStore, _Error
-from ._registry_rules import COMPATIBILITY_LEVELS, avro_problem, compatibility_problem, stored_text
+from ._registry_rules import COMPATIBILITY_LEVELS, avro_problem, compatibility_problem, identity, stored_text
 
 __all__ = ["RegistryServer"]
 
@@ -238,7 +238,7 @@ class RegistryServer:
 
     def _register(self, subject: str, body: dict, validate: bool = True) -> tuple[int, int]:
         stype, stored, refs, metadata, rule_set = self._identity(subject, body, validate=validate)
-        content = json.dumps([stype, stored, refs, metadata, rule_set], sort_keys=True)
+        content = json.dumps([stype, identity(stype, stored), refs, metadata, rule_set], sort_keys=True)
         sid = self._by_content.get(content)
         for version, vid, _ in self._live(subject):
             if vid == sid:
@@ -527,7 +527,8 @@ class RegistryServer:
 
     def _look_up(self, subject: str, body: dict, deleted: bool) -> tuple[int, object, dict]:
         """``POST /subjects/{subject}``: the version that registered this schema, compared as the
-        registry stores it (parsed and reprinted, not as text); soft-deleted ones with ``deleted``."""
+        registry stores it (parsed and reprinted, not as text); soft-deleted ones with ``deleted``.
+        ``normalize`` changes nothing here: the stored form is already the stand-in's normalization."""
         if not self._live(subject, deleted):
             raise _err(404, 40401, f"Subject '{subject}' not found.")
         stype, stored, refs, _, _ = self._identity(subject, body, validate=False, looking_up=True)
@@ -535,7 +536,8 @@ class RegistryServer:
             s = self._schemas[sid]
             contract = all(body.get(k) is None or _norm(body.get(k)) == _norm(s.get(k))
                            for k in ("metadata", "ruleSet"))
-            if s["schema"] == stored and s["schemaType"] == stype and s["references"] == refs and contract:
+            if s["schemaType"] == stype and identity(stype, s["schema"]) == identity(stype, stored) \
+                    and s["references"] == refs and contract:
                 return 200, self._doc(sid, subject=subject, version=version, id=sid), {}
         raise _err(404, 40403, "Schema not found")
 
