@@ -274,13 +274,13 @@ class RegistryConfig:
         if source not in ("STATIC_TOKEN", "OAUTHBEARER"):
             raise RegistryConfigError(f"{_P}bearer.auth.credentials.source must be STATIC_TOKEN or OAUTHBEARER, not "
                                       f"{source!r} (OAUTHBEARER_AZURE_IMDS and CUSTOM are not supported)")
-        if self.basic_auth is not None:
-            raise RegistryConfigError("give either basic auth or bearer auth to the registry, not both")
         if source == "STATIC_TOKEN":
             if self.bearer_token is None:
                 raise RegistryConfigError(f"{_P}bearer.auth.credentials.source=STATIC_TOKEN needs "
                                           f"{_P}bearer.auth.token")
             return
+        if self.basic_auth is not None:  # (a static token next to basic auth is as before: basic wins)
+            raise RegistryConfigError("give either basic auth or OAUTHBEARER to the registry, not both")
         missing = [_P + k for k, v in oauth_fields.items() if not v]
         if missing:
             raise RegistryConfigError(f"{_P}bearer.auth.credentials.source=OAUTHBEARER needs {', '.join(missing)}")

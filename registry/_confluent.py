@@ -231,14 +231,12 @@ class ConfluentRegistry(SchemaRegistry):
             The registry could not be asked, or answered something that is not an object.
         """
         v = "latest" if version == "latest" else str(int(version))
+        # verbose: Confluent and Karapace give their reasons only when asked
         doc = self._http.request("POST", f"{self._prefix}/compatibility/subjects/{_q(subject)}/versions/{v}",
-                                 body=_schema_body(text, schema_type)).json()
+                                 params={"verbose": "true"}, body=_schema_body(text, schema_type)).json()
         if not isinstance(doc, dict):
             raise RegistryProtocolError("POST /compatibility/... did not answer an object")
         return doc.get("is_compatible") is True, [str(m) for m in doc.get("messages") or ()]
-
-
-_registration = registration_of  # the name other modules of the package import
 
 
 def _contract_body(schema: Any) -> dict[str, Any]:
