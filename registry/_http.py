@@ -19,6 +19,7 @@ import requests
 import requests.adapters
 
 from registry._config import RegistryConfig, check_address, redact_url
+from registry._oauth import BearerAuth
 from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
                               RegistryTLSError, RegistryUnavailable, SchemaNotFound)
 
@@ -82,6 +83,7 @@ class HttpTransport:
         self._preferred = 0
         self._lock = threading.Lock()
         self._session = self._make_session(config)
+        self._bearer = BearerAuth.of(config)
         self._timeout = (config.connect_timeout_s, config.request_timeout_s)
         if not config.verify:
             log.warning("schema registry TLS certificate verification is DISABLED for %s",
@@ -97,8 +99,6 @@ class HttpTransport:
             if not sep:
                 raise RegistryConfigError("schema.registry.basic.auth.user.info must be user:password")
             s.auth = (user, pw)
-        if config.bearer_token is not None:
-            s.headers["Authorization"] = "Bearer " + config.bearer_token.get()
         s.verify = config.ca_location if (config.verify and config.ca_location) else bool(config.verify)
         if config.cert_location:
             if config.key_password is not None:
@@ -154,7 +154,7 @@ class HttpTransport:
                 idx = (start + i) % len(self._urls)
                 url = self._urls[idx] + path
                 try:
-                    resp = self._send(method, url, params, body)
+                    resp = self._send_authorized(method, url, params, body)
                 except requests.exceptions.SSLError as e:
                     raise RegistryTLSError(f"TLS failure talking to {redact_url(url)}: {_short(e)}",
                                            url=redact_url(url)) from None
@@ -182,15 +182,30 @@ class HttpTransport:
         raise RegistryUnavailable(f"registry unreachable after {attempts} attempt(s) at {urls}: "
                                   f"{type(last_exc).__name__}", url=redact_url(self._urls[0] + path))
 
-    def _send(self, method: str, url: str, params, body) -> Response:
+    def _send_authorized(self, method: str, url: str, params, body) -> Response:
+        """One exchange with bearer headers; after a 401 to a fetched token, a new token and one retry."""
+        if self._bearer is None:
+            return self._send(method, url, params, body)
+        headers = self._bearer.headers()
+        resp = self._send(method, url, params, body, headers)
+        if resp.status == 401 and self._bearer.refreshable:
+            self._bearer.refused(headers)
+            log.info("registry %s refused its access token (401): fetching a new one", redact_url(url))
+            resp = self._send(method, url, params, body, self._bearer.headers())
+        return resp
+
+    def _send(self, method: str, url: str, params, body, auth_headers: dict[str, str] | None = None) -> Response:
         for _ in range(_MAX_REDIRECTS + 1):
             # verify is passed per request: requests lets REQUESTS_CA_BUNDLE override a
             # session-level CA path, which would silently ignore ssl.ca.location.
             kw: dict[str, Any] = {"params": params, "timeout": self._timeout, "verify": self._session.verify,
                                   "allow_redirects": False, "stream": True}
+            headers = dict(auth_headers or {})
             if body is not None:
                 kw["data"] = json.dumps(body)
-                kw["headers"] = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
+                headers["Content-Type"] = "application/vnd.schemaregistry.v1+json"
+            if headers:
+                kw["headers"] = headers
             r = self._session.request(method, url, **kw)
             try:
                 if r.status_code in _REDIRECT_STATUS:

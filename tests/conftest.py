@@ -5,6 +5,9 @@
 - ``registry_server``: our embedded Confluent-compatible REST registry, or the one named by
   ``SCHEMA_REGISTRY_URL`` (read-only tests only).
 - ``spark``: one ``local[2]`` SparkSession per test session, Python workers on this interpreter.
+- ``karapace``: Karapace 3.16, a real Confluent-compatible registry, on tansu, once per session
+  (skipped where its virtual environment is absent); ``registry_peer``: the stand-in and
+  Karapace in turn, for the registry-facing tests (:mod:`tests.registry_peers`).
 
 The quick subset is ``python -m pytest -m "not jvm"``: every test that starts a JVM carries the
 ``jvm`` marker (added here to every test that uses the ``spark`` fixture or is marked ``cluster``;
@@ -184,6 +187,35 @@ def registry_server():
 
     with RegistryServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def karapace():
+    """Karapace (a real registry) with its tansu broker, started once per session, stopped at its end."""
+    from connector.testing import KarapaceServer
+
+    from tests.registry_peers import KARAPACE_MISSING
+
+    if not KarapaceServer.available():
+        pytest.skip(KARAPACE_MISSING)
+    server = KarapaceServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["stand-in", "karapace"])
+def registry_peer(request):
+    """The stand-in (fresh per test) and Karapace (shared: name things with ``peer.unique``)."""
+    from tests.registry_peers import RegistryPeer
+
+    if request.param == "karapace":
+        yield RegistryPeer(request.getfixturevalue("karapace").url, "karapace")
+        return
+    from connector.testing import RegistryServer
+
+    with RegistryServer() as server:
+        yield RegistryPeer(server.url, "stand-in", server)
 
 
 @pytest.fixture()

@@ -51,6 +51,10 @@ class SchemaSpec:
         The files the schema was read from, in the order its ``$ref``\\s reached them: the
         document, the files a channel or message ``$ref`` led to, then the schema's own files
         (paths relative to the reference root; URLs for remote refs). Not part of equality.
+    notes : tuple of str
+        How references were resolved where the rules leave a choice (a ``#/...`` pointer inside a
+        schema with ``$id`` that resolved in the AsyncAPI document); ``inspect`` shows them. Not
+        part of equality.
     """
 
     format: str
@@ -58,6 +62,7 @@ class SchemaSpec:
     message_name: str | None = None
     schema_format: str | None = None
     files: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,7 @@ class _Payload:
 
     def __init__(self, resolver, node, src, path: str):
         self._resolver, self._node, self._src, self._path = resolver, node, src, path
+        self.notes: list[str] = []  # how '#/...' references inside an $id schema were resolved
 
     def resolved(self):
         return self._resolver.resolve(self._node, self._src, self._path)
@@ -113,7 +119,8 @@ class _Payload:
         return self._resolver.inline_avro(self._node, self._src, self._path)
 
     def bundled(self):
-        return bundle_json_payload(self._resolver, self._node, self._src, self._path, _refs.MAX_INLINED_NODES)
+        return bundle_json_payload(self._resolver, self._node, self._src, self._path, _refs.MAX_INLINED_NODES,
+                                   self.notes)
 
 
 def _split_multi_format(doc, node, src, path, schema_format):
@@ -144,10 +151,11 @@ def _build_schema(doc, node, src, path: str, schema_format: str | None, name_hin
 
     fmt = payload_format(force_format or classify_schema_format(schema_format, fmt_path))
     try:
-        text, message_name = fmt.document_schema(_Payload(doc.resolver, node, src, path), name_hint)
+        payload = _Payload(doc.resolver, node, src, path)
+        text, message_name = fmt.document_schema(payload, name_hint)
     except SchemaMappingError as e:
         raise AsyncApiDocumentError(str(e), path=path) from e
-    return SchemaSpec(fmt.name, text, message_name, schema_format)
+    return SchemaSpec(fmt.name, text, message_name, schema_format, notes=tuple(payload.notes))
 
 
 _AVRO_ONLY_TYPES = {"null", "int", "long", "float", "double", "bytes", "record", "error", "enum", "fixed", "map"}

@@ -63,7 +63,7 @@ def spark_type_of(spec) -> str:
 
 def _schema_entry(spec) -> dict:
     entry = {"format": spec.format, "schema_format": spec.schema_format, "spark_type": None, "error": None,
-             "files": list(getattr(spec, "files", ()))}
+             "files": list(getattr(spec, "files", ())), "notes": list(getattr(spec, "notes", ()))}
     try:
         entry["spark_type"] = spark_type_of(spec)
     except Exception as e:  # noqa: BLE001 - one bad schema must not hide the others
@@ -255,11 +255,13 @@ def _prose(text: str, indent: int, hang: int = 2) -> list[str]:
 
 
 def _files_lines(entry: dict | None, indent: int) -> list[str]:
-    """The chain of files a schema came from, when there is more than the document itself."""
+    """The chain of files a schema came from, when there is more than the document itself, and how
+    its references resolved where the rules leave a choice."""
     files = (entry or {}).get("files") or []
-    if len(files) < 2:
-        return []
-    return _prose("from " + " -> ".join(files), indent, 5)
+    lines = _prose("from " + " -> ".join(files), indent, 5) if len(files) >= 2 else []
+    for note in (entry or {}).get("notes") or ():
+        lines += _prose(note, indent, 2)
+    return lines
 
 
 def _schema_lines(entry: dict | None, error: str | None, indent: int) -> list[str]:

@@ -14,9 +14,10 @@ mode                       schema encoded with / id framed with
 ``auto.register.schemas``  the given schema / the id the registry gives it when registered
                            under the subject (idempotent: an existing identical version is reused;
                            an incompatible one fails here, with the registry's 409)
-(default)                  the given schema / the id of the subject's version equal to it;
-                           not registered is an error (production registries are usually managed
-                           by CI, as confluent-kafka's ``auto.register.schemas=false``)
+(default)                  the given schema / the id of the subject's version the registry finds
+                           equal to it (its look-up, with ``normalize.schemas``); not registered
+                           is an error (production registries are usually managed by CI, as
+                           confluent-kafka's ``auto.register.schemas=false``)
 =========================  =====================================================================
 
 The given schema is the inline one, else the channel's message payload (its key schema for
@@ -49,9 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["WriterSchema", "value_writer", "key_writer", "document_value_schema", "message_writers"]
 
 log = logging.getLogger("asyncapi_kafka")
-
-_VERSIONS_SCANNED = 50  # default mode: how many recent versions may match the given schema
-
 
 @dataclasses.dataclass(frozen=True)
 class WriterSchema:
@@ -239,21 +237,23 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
         target = client.get_schema_by_id(int(sid)) if registry.vendor is Vendor.CONFLUENT else None
         return given, wire, subject, "auto.register.schemas", target
 
-    # Default: the given schema must already be registered under the subject.
+    # Default: the given schema must already be registered under the subject. The registry says
+    # whether it is (it may store it reprinted: Karapace reorders Protobuf, registries canonicalize
+    # Avro); the format's canonical form only serves registries with no look-up (file snapshots).
     fmt = payload_format(schema_format(given, request.fmt))
-    want = fmt.canonical(given.text)
-    try:
-        versions = client.list_versions(subject)
-    except SchemaNotFound as e:
-        raise ConfigError(f"subject {subject!r} does not exist in the registry: register the {what} schema, "
-                          "or set 'auto.register.schemas=true'") from e
-    for version in sorted(versions, reverse=True)[:_VERSIONS_SCANNED]:
-        schema = client.get_version(subject, version)
-        if fmt.canonical(schema.text) == want:
-            return given, _wire_id(schema, framing), subject, f"registered version {version}", schema
-    raise ConfigError(f"the {what} schema is not registered under subject {subject!r} (versions "
-                      f"{versions[-5:]} differ): register it, set 'auto.register.schemas=true', or write "
-                      "with 'use.latest.version=true'")
+    found = client.lookup_schema(subject, given, normalize=request.normalize,
+                                 same=lambda stored, text: fmt.canonical(stored) == fmt.canonical(text))
+    if found is None:
+        try:
+            versions = client.list_versions(subject)
+        except SchemaNotFound as e:
+            raise ConfigError(f"subject {subject!r} does not exist in the registry: register the {what} schema, "
+                              "or set 'auto.register.schemas=true'") from e
+        raise ConfigError(f"the {what} schema is not registered under subject {subject!r} (the registry finds "
+                          f"none of its versions {versions[-5:]} equal to it): register it, set "
+                          "'auto.register.schemas=true', or write with 'use.latest.version=true'")
+    registered = client.get_version(subject, found.version) if found.version is not None else found
+    return given, _wire_id(registered, framing), subject, f"registered version {found.version}", registered
 
 
 def _pinned(client: Any, framing: Framing, ident: str) -> tuple[Any, int | str]:
