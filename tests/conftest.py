@@ -45,15 +45,24 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _deselects_jvm(config) -> bool:
-    """Whether ``-m`` leaves out a test whose only marker is ``jvm`` (``-m "not jvm"``, ``-m "not jvm
-    and not slow"`` ...)."""
+    """Whether ``-m`` leaves out every ``jvm`` test, whatever its other markers (``-m "not jvm"``,
+    ``-m "not jvm and not slow"`` ...); ``-m karapace`` keeps the Spark tests marked karapace."""
     expr = (config.option.markexpr or "").strip()
     if not expr:
         return False
     try:
+        import itertools
+        import re
+
         from _pytest.mark.expression import Expression
 
-        return not Expression.compile(expr).evaluate(lambda name, **kwargs: name == "jvm")
+        compiled = Expression.compile(expr)
+        others = sorted(set(re.findall(r"[A-Za-z_][\w-]*", expr)) - {"and", "or", "not", "jvm"})[:12]
+        for values in itertools.product((False, True), repeat=len(others)):
+            on = {n for n, v in zip(others, values) if v} | {"jvm"}
+            if compiled.evaluate(lambda name, **kwargs: name in on):
+                return False
+        return True
     except Exception:  # a private API of pytest: fall back to reading the expression
         return "not jvm" in expr
 
