@@ -12,12 +12,23 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import sys
 
 __all__ = ["main", "build_parser"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: sub-command -> (its module, the function declaring its arguments)
+_ARGUMENTS = {"inspect": ("connector.cli._inspect", "add_inspect_arguments"),
+              "check": ("connector.cli._check", "add_check_arguments"),
+              "sandbox": ("connector.cli._sandbox", "add_sandbox_arguments"),
+              "peek": ("connector.cli._peek", "add_peek_arguments")}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command``, only that sub-command's arguments are
+    declared (the others keep their name and help), so a run imports only its own command's
+    module: ``peek`` does not load what ``check`` needs, ``--help`` loads none."""
     parser = argparse.ArgumentParser(
         prog="asyncapi-kafka",
         description="Read Kafka topics described by AsyncAPI documents into typed Spark DataFrames.")
@@ -28,16 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the demo's temporary directory")
     demo.add_argument("--quiet", action="store_true", help="print only the summary")
 
-    from connector.cli._check import add_check_arguments
-    from connector.cli._inspect import add_inspect_arguments
-    from connector.cli._peek import add_peek_arguments
-    from connector.cli._sandbox import add_sandbox_arguments
-
-    add_inspect_arguments(sub.add_parser("inspect", help="show channels, topics, servers and schemas of a document"))
-    add_check_arguments(sub.add_parser("check", help="compare a document with a live cluster and registry"))
-    add_sandbox_arguments(sub.add_parser(
-        "sandbox", help="embedded Kafka + registry with every channel's topic, schemas and example messages"))
-    add_peek_arguments(sub.add_parser("peek", help="decode a few records of a channel, without Spark"))
+    helps = {"inspect": "show channels, topics, servers and schemas of a document",
+             "check": "compare a document with a live cluster and registry",
+             "sandbox": "embedded Kafka + registry with every channel's topic, schemas and example messages",
+             "peek": "decode a few records of a channel, without Spark"}
+    for name, text in helps.items():
+        p = sub.add_parser(name, help=text)
+        if command is None or command == name:
+            module, declare = _ARGUMENTS[name]
+            getattr(importlib.import_module(module), declare)(p)
     return parser
 
 
@@ -49,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     quick = argv is None and sys.argv[1:2] == ["peek"]
     if quick:
         gc.disable()
-    parser = build_parser()
+        _pyarrow_without_pandas()
+    given = sys.argv[1:] if argv is None else argv
+    parser = build_parser(given[0] if given and given[0] in _ARGUMENTS else "")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from connector.cli._demo import run_demo
@@ -76,6 +88,36 @@ def main(argv: list[str] | None = None) -> int:
         return sandbox_command(args)
     parser.print_help()
     return 2
+
+
+def _pyarrow_without_pandas() -> None:
+    """Tell pyarrow, in this process, that pandas is not there (unless it is already imported).
+
+    pyarrow's first conversion of a Python or numpy value imports pandas only to ask whether
+    the value is a pandas object: 0.2-0.4 s of CPU, a third of a ``peek``. In a command that
+    never creates a pandas object the answer is always no. pandas is refused to that one
+    question; pyarrow's own pandas functions (``to_pandas``) still import it when called, so
+    this changes nothing but the time. Only for the command line's own process: a library
+    caller's process may hold pandas objects later.
+    """
+    if "pandas" in sys.modules:
+        return
+    import importlib.abc
+
+    import pyarrow as pa
+
+    class _NotHere(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "pandas":
+                raise ImportError("pandas is not used by this command")
+            return None
+
+    refuse = _NotHere()
+    sys.meta_path.insert(0, refuse)
+    try:
+        pa.array([0])  # the one conversion on which pyarrow asks (once per process)
+    finally:
+        sys.meta_path.remove(refuse)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,7 +36,6 @@ from connector.formats.core._rows import (
     scatter,
 )
 from connector.formats.core._vec import (
-    EMPTY_BYTES,
     RowErrors,
     binary_from_buffers,
     byte_rows,
@@ -62,7 +61,7 @@ __all__ = [
     "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
-    "coerce", "EMPTY_BYTES", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
+    "coerce", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
     "int_values", "join_rows", "prepend", "valid_mask", "varint_lengths",
     "varints", "with_validity",
     "zigzag",
