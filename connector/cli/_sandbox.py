@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import tempfile
 import threading
@@ -219,9 +220,18 @@ def render(box: Sandbox) -> str:
         for k, v in c["options"].items():
             lines.append(f"          .option({k!r}, {v!r})")
         lines.append("          .load())")
+        peek = [f"asyncapi-kafka peek {shlex.quote(c['options']['asyncapi'])} --channel {shlex.quote(c['channel'])}"]
+        peek += [f"-o {shlex.quote(f'{k}={v}')}" for k, v in c["options"].items() if k not in ("asyncapi", "channel")]
+        lines.append("    without Spark: " + " ".join(peek))
         lines.append("")
-    lines.append("SPARK: the source is found by name once the package is installed; from a checkout, call "
-                 "spark.dataSource.register(connector.spark.AsyncApiKafkaDataSource) first.")
+    lines += ["SPARK: a session whose Python workers run this Python and start with the connector imported:",
+              "    import os, sys",
+              "    from pyspark.sql import SparkSession",
+              '    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)',
+              '    spark = (SparkSession.builder.config("spark.python.daemon.module", "connector.spark.daemon")',
+              "             .getOrCreate())",
+              "  The source is found by name once the package is installed; from a checkout, call "
+              "spark.dataSource.register(connector.spark.AsyncApiKafkaDataSource) first."]
     return "\n".join(lines)
 
 
