@@ -7,6 +7,7 @@ $ asyncapi-kafka inspect examples/shop.yaml
 $ asyncapi-kafka check doc.yaml --server production
 $ asyncapi-kafka sandbox doc.yaml              # embedded Kafka + registry with example data
 $ asyncapi-kafka peek doc.yaml --channel orders -n 5 -o kafka.bootstrap.servers=localhost:9092
+$ asyncapi-kafka serve &                       # later peeks run in a warm process (see _server.py)
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ __all__ = ["main", "build_parser"]
 _ARGUMENTS = {"inspect": ("connector.cli._inspect", "add_inspect_arguments"),
               "check": ("connector.cli._check", "add_check_arguments"),
               "sandbox": ("connector.cli._sandbox", "add_sandbox_arguments"),
-              "peek": ("connector.cli._peek", "add_peek_arguments")}
+              "peek": ("connector.cli._peek", "add_peek_arguments"),
+              "serve": ("connector.cli._server", "add_serve_arguments")}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -42,7 +44,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     helps = {"inspect": "show channels, topics, servers and schemas of a document",
              "check": "compare a document with a live cluster and registry",
              "sandbox": "embedded Kafka + registry with every channel's topic, schemas and example messages",
-             "peek": "decode a few records of a channel, without Spark"}
+             "peek": "decode a few records of a channel, without Spark",
+             "serve": "keep a warm process that runs this installation's peek commands"}
     for name, text in helps.items():
         p = sub.add_parser(name, help=text)
         if command is None or command == name:
@@ -57,10 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     # of a 1.5-2.5 s peek measured on the 2-core machine). Only for a real process (argv None):
     # a caller that passes argv keeps its collector.
     quick = argv is None and sys.argv[1:2] == ["peek"]
-    if quick:
-        gc.disable()
-        _pyarrow_without_pandas()
     given = sys.argv[1:] if argv is None else argv
+    if quick:
+        from connector.cli._server import run_remote
+
+        code = run_remote(given)  # a warm server of this installation, when one runs
+        if code is not None:
+            return code
+        gc.disable()
+        from connector.cli._process import pyarrow_without_pandas
+
+        pyarrow_without_pandas()
     parser = build_parser(given[0] if given and given[0] in _ARGUMENTS else "")
     args = parser.parse_args(argv)
     if args.command == "demo":
@@ -86,38 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         from connector.cli._sandbox import sandbox_command
 
         return sandbox_command(args)
+    if args.command == "serve":
+        from connector.cli._server import serve_command
+
+        return serve_command(args, main)
     parser.print_help()
     return 2
-
-
-def _pyarrow_without_pandas() -> None:
-    """Tell pyarrow, in this process, that pandas is not there (unless it is already imported).
-
-    pyarrow's first conversion of a Python or numpy value imports pandas only to ask whether
-    the value is a pandas object: 0.2-0.4 s of CPU, a third of a ``peek``. In a command that
-    never creates a pandas object the answer is always no. pandas is refused to that one
-    question; pyarrow's own pandas functions (``to_pandas``) still import it when called, so
-    this changes nothing but the time. Only for the command line's own process: a library
-    caller's process may hold pandas objects later.
-    """
-    if "pandas" in sys.modules:
-        return
-    import importlib.abc
-
-    import pyarrow as pa
-
-    class _NotHere(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "pandas":
-                raise ImportError("pandas is not used by this command")
-            return None
-
-    refuse = _NotHere()
-    sys.meta_path.insert(0, refuse)
-    try:
-        pa.array([0])  # the one conversion on which pyarrow asks (once per process)
-    finally:
-        sys.meta_path.remove(refuse)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -235,6 +235,23 @@ def render(box: Sandbox) -> str:
     return "\n".join(lines)
 
 
+def _start_server():
+    """``asyncapi-kafka serve`` for as long as the sandbox runs, so the peek commands printed
+    above run in a warm process (None when it does not start, or one already serves)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "connector", "serve", "--idle", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("serving peek at "):
+        proc.wait(30)
+        return None
+    print("peek: commands run in a warm process while the sandbox runs (asyncapi-kafka serve)", flush=True)
+    return proc
+
+
 def sandbox_command(args: argparse.Namespace) -> int:
     """Run the sandbox until interrupted; returns the exit code."""
     from connector.errors import AsyncApiKafkaError
@@ -254,12 +271,17 @@ def sandbox_command(args: argparse.Namespace) -> int:
                 print("nothing could be produced for this document (see the reasons above)", flush=True)
             if args.no_wait:
                 return 0
+            server = _start_server()
             try:  # READY inside the try: a Ctrl-C right after it is a stop, not a traceback
                 print("READY — press Ctrl-C to stop", flush=True)
                 while not stop.wait(1.0):
                     pass
             except KeyboardInterrupt:
                 pass
+            finally:
+                if server is not None:
+                    server.terminate()
+                    server.wait(30)
             print("stopping", flush=True)
         return 0
     except (AsyncApiKafkaError, OSError, ValueError) as e:
