@@ -105,14 +105,17 @@ def preload() -> None:
 
     for name in ("connector.cli._peek", "connector.read", "connector.kafka._native", "connector.formats.avro._vm",
                  "connector.formats.avro._assemble_kernels", "connector.formats.json_schema._decode",
-                 "connector.formats.protobuf._decode", "registry._http", "requests", "yaml"):
+                 "connector.formats.json_schema._kernel", "connector.formats.protobuf._decode",
+                 "connector.formats.protobuf._kernel", "registry._http", "requests", "yaml"):
         importlib.import_module(name)
     from numba.core.registry import cpu_target
 
     from connector.cli._process import pyarrow_without_pandas
+    from connector.formats.core import load_cached
 
     pyarrow_without_pandas()
     cpu_target.target_context.refresh()
+    load_cached()  # the kernels this machine compiled already; nothing compiles here
 
 
 def serve_command(args: argparse.Namespace, run, ready=None) -> int:

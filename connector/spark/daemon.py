@@ -20,8 +20,9 @@ It imports those modules once, in the daemon, then runs PySpark's own daemon loo
 What is loaded, by the kind of worker the daemon forks (its first argument):
 
 * ``pyspark.worker`` (tasks: reads, writes, the column functions): PySpark's worker module,
-  the source and the sink with their pipelines, and numba with its compiler context, so a
-  kernel loads from the on-disk cache in milliseconds;
+  the source and the sink with their pipelines, numba with its compiler context, and the
+  kernels this machine has compiled already (from the on-disk cache: nothing compiles in the
+  daemon; a kernel not yet compiled compiles in the worker that first needs it);
 * a planner (``pyspark.sql.worker.*``, run at ``load()``, ``explain``, the start of a write):
   that planner module and the source's driver side (options, document, schema layer).
 
@@ -49,7 +50,8 @@ PLANNER = ("pyarrow", "connector.spark._source", "connector.read", "connector.sc
 TASKS = ("pyspark.sql.pandas.serializers", "connector.spark._batch", "connector.spark._stream",
          "connector.spark._sink", "connector.spark._write_task", "connector.spark.functions",
          "connector.kafka._native", "connector.formats.avro._vm", "connector.formats.avro._assemble_kernels",
-         "connector.formats.json_schema._kernel", "connector.formats.protobuf._decode", "registry._http", "requests")
+         "connector.formats.json_schema._decode", "connector.formats.json_schema._kernel",
+         "connector.formats.protobuf._decode", "connector.formats.protobuf._kernel", "registry._http", "requests")
 
 
 def preload(worker_module: str | None = None) -> list[str]:
@@ -68,12 +70,16 @@ def preload(worker_module: str | None = None) -> list[str]:
             log.warning("connector.spark.daemon: could not preload %s: %r", name, e)
     if worker_module == "pyspark.worker" and "numba" in sys.modules:
         try:
-            # numba's compiler context (about 0.2 s): a cached kernel then loads in milliseconds
+            # numba's compiler context (about 0.2 s of CPU), then the kernels this machine has
+            # compiled already (loaded from the disk cache; nothing compiles here)
             from numba.core.registry import cpu_target
 
+            from connector.formats.core import load_cached
+
             cpu_target.target_context.refresh()
+            load_cached()
         except Exception as e:  # noqa: BLE001
-            failed.append("numba context")
+            failed.append("numba")
             log.warning("connector.spark.daemon: could not set up numba's context: %r", e)
     return failed
 

@@ -22,7 +22,7 @@ from connector.formats.core._evolution import (
     new_fields,
     rescue_json,
 )
-from connector.formats.core._jit import njit
+from connector.formats.core._jit import load_cached, njit
 from connector.formats.core._format import EncoderModel, PayloadFormat, ReaderModel, canonical_text, refs_of, refs_texts
 from connector.formats.core._options import DecodeOptions, DecodeResult, EnumRepr, Mode
 from connector.formats.core._process import ProcessCache, SchemaBound
@@ -65,6 +65,6 @@ __all__ = [
     "int_values", "join_rows", "prepend", "valid_mask", "varint_lengths",
     "varints", "with_validity",
     "zigzag",
-    # compiled kernels: numba's njit, cached on disk where it can be
-    "njit",
+    # compiled kernels: numba's njit, cached on disk where it can be; loaded ahead for forks
+    "njit", "load_cached",
 ]

@@ -26,8 +26,9 @@ import os
 import sys
 import threading
 import time
+from typing import Any
 
-__all__ = ["njit", "cache_dir"]
+__all__ = ["njit", "cache_dir", "load_cached"]
 
 log = logging.getLogger("asyncapi_kafka.jit")
 
@@ -102,6 +103,37 @@ def njit(**options):
     return wrap
 
 
+def load_cached() -> int:
+    """Load every compiled kernel that the disk cache holds for this machine and this code, of
+    the kernel modules imported so far; compile nothing. For a process that forks workers (a
+    Spark worker daemon, ``asyncapi-kafka serve``): each worker then starts with the kernels in
+    memory instead of loading them itself. Returns how many were loaded."""
+    if "numba" not in sys.modules:
+        return 0
+    from numba.core.dispatcher import Dispatcher
+
+    loaded = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("connector.") or module is None:
+            continue
+        for obj in list(vars(module).values()):
+            if not isinstance(obj, Dispatcher) or obj.py_func.__module__ != name:
+                continue
+            disp: Any = obj  # numba's private cache API, typed loosely
+            try:  # numba's cache index: (signature, machine, hash of the code) -> data file
+                cache = disp._cache
+                index = cache._cache_file._load_index()
+                codegen = disp.targetctx.codegen()
+                sigs = [key[0] for key in index if cache._index_key(key[0], codegen) == key]
+            except (AttributeError, OSError, ValueError, TypeError):  # uncached, or another numba
+                continue
+            for sig in sigs:
+                if tuple(sig) not in disp.overloads:
+                    disp.compile(sig)  # in the index for this machine and code: a load
+                    loaded += 1
+    return loaded
+
+
 def _name(dispatcher) -> str:
     fn = getattr(dispatcher, "py_func", None)
     if fn is None:
@@ -126,6 +158,15 @@ def _say(text: str) -> None:
         print(f"asyncapi-kafka: {text}", file=sys.stderr, flush=True)
 
 
+#: seconds between two "still compiling" lines of one long compile
+TICK_S = 15.0
+
+
+def _tick(name: str, started: float, done: threading.Event) -> None:
+    while not done.wait(TICK_S):
+        _say(f"  still compiling {name} ({time.perf_counter() - started:.0f} s)")
+
+
 def _listen() -> None:
     """Report compiles of the connector's kernels (numba's ``numba:compile`` event fires only
     when a kernel is compiled, not when it is loaded from the cache)."""
@@ -141,9 +182,10 @@ def _listen() -> None:
             self.depth = 0  # helpers compile inside their kernel's compile (numba holds one lock)
             self.started = 0.0
             self.said = False
+            self.done: threading.Event | None = None
 
         def _ours(self, ev) -> bool:
-            fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+            fn = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
             return fn is not None and fn.__module__.startswith("connector.")
 
         def on_start(self, ev):
@@ -151,15 +193,20 @@ def _listen() -> None:
             if self.depth != 1 or not self._ours(ev):
                 return
             self.started = time.perf_counter()
+            dispatcher = ev.data["dispatcher"]
             if not self.said:
                 self.said = True
-                _say("compiling numba kernels on first use (once per machine and version; kept in "
-                     f"{_where(ev.data['dispatcher'])})")
-            _say(f"  compiling {_name(ev.data['dispatcher'])} ...")
+                _say(f"compiling numba kernels on first use (once per machine and version; kept in {_where(dispatcher)})")
+            _say(f"  compiling {_name(dispatcher)} ...")
+            self.done = threading.Event()
+            threading.Thread(target=_tick, args=(_name(dispatcher), self.started, self.done), daemon=True,
+                             name="asyncapi-kafka-compile-progress").start()
 
         def on_end(self, ev):
             self.depth -= 1
             if self.depth == 0 and self._ours(ev) and self.started:
+                if self.done is not None:
+                    self.done.set()
                 _say(f"  compiled {_name(ev.data['dispatcher'])} in {time.perf_counter() - self.started:.1f} s")
                 self.started = 0.0
 

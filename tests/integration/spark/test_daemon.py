@@ -37,7 +37,9 @@ _CHILD = textwrap.dedent("""
             mods = ["connector.spark._batch", "connector.kafka._native", "connector.formats.avro._vm", "numba"]
             with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
                 parent = f.read().replace(b"\\0", b" ").decode()
-            yield (json.dumps({"loaded": [m for m in mods if m in sys.modules], "parent": parent}),)
+            vm = sys.modules.get("connector.formats.avro._vm")
+            yield (json.dumps({"loaded": [m for m in mods if m in sys.modules], "parent": parent,
+                               "avro kernels": len(vm.rows.overloads) if vm else 0}),)
 
     class ProbeSource(DataSource):
         @classmethod
@@ -66,6 +68,10 @@ def test_workers_forked_from_the_daemon_hold_the_connector_and_read_the_same(kaf
     expected = produce_orders(kafka, registry_server, topic, 12, partitions=2)
     doc = tmp_path / "doc.yaml"
     doc.write_text(avro_doc(bootstrap=kafka.bootstrap_servers, registry_url=registry_server.url, address=topic))
+    # the kernels this read needs, compiled (or loaded) here into the disk cache the workers share
+    from connector.read import peek
+
+    assert peek(str(doc), "orders", n=1).num_rows == 1
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -78,5 +84,6 @@ def test_workers_forked_from_the_daemon_hold_the_connector_and_read_the_same(kaf
     assert "connector.spark.daemon" in got["facts"]["parent"], got["facts"]
     assert got["facts"]["loaded"] == ["connector.spark._batch", "connector.kafka._native",
                                       "connector.formats.avro._vm", "numba"], got["facts"]
+    assert got["facts"]["avro kernels"] >= 1, got["facts"]  # loaded by the daemon from the disk cache
     assert got["rows"] == expected
     assert got["limited"] == 2 and got["count"] == 12

@@ -28,6 +28,9 @@ from connector.formats.core import kernels
 if sys.argv[1] == "where":
     print("CACHE", getattr(kernels.emit._cache, "cache_path", None))
     sys.exit(0)
+if sys.argv[1] == "preload":
+    from connector.formats.core import load_cached
+    print("PRELOADED", load_cached(), len(kernels.emit.overloads))
 vals, valid, lens = np.zeros(2, np.int64), np.zeros(2, np.uint8), np.zeros(2, np.int64)
 ovc = kernels.emit(0, 1, 7, 0, np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64),
                    vals, valid, lens, 1, -1)
@@ -97,6 +100,11 @@ def test_a_read_only_install_keeps_its_kernels_in_the_user_cache_and_says_so_onc
     assert "HITS 1 CACHE " + where in second.stdout
     assert "compil" not in second.stderr  # loading from the cache is silent
 
+    # what a forking process does before it forks: every cached kernel in memory, nothing compiled
+    third = _run(read_only_site, "preload", XDG_CACHE_HOME=str(cache))
+    assert "PRELOADED 1 1" in third.stdout and "HITS 1 " in third.stdout
+    assert "compil" not in third.stderr
+
 
 def test_the_cache_directory_can_be_named(read_only_site, tmp_path):
     out = _run(read_only_site, "where", ASYNCAPI_KAFKA_CACHE_DIR=str(tmp_path / "mine"))
@@ -123,3 +131,23 @@ def test_importing_the_formats_does_not_import_numba():
             "connector.formats.protobuf; print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr[-2000:]
+
+
+def test_a_long_compile_says_it_is_still_going(monkeypatch):
+    """Between a kernel's first and last line, a line every TICK_S seconds (a compile can take a
+    minute on a busy machine: the user must not wonder whether anything happens)."""
+    import threading
+
+    from connector.formats.core import _jit
+
+    said = []
+    done = threading.Event()
+
+    def say(text):
+        said.append(text)
+        done.set()  # one line is enough
+
+    monkeypatch.setattr(_jit, "_say", say)
+    monkeypatch.setattr(_jit, "TICK_S", 0.001)
+    _jit._tick("formats.avro.vm.rows", 0.0, done)
+    assert len(said) == 1 and said[0].startswith("  still compiling formats.avro.vm.rows (")
