@@ -28,6 +28,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -46,9 +47,9 @@ def socket_path() -> str:
     base = os.environ.get("XDG_RUNTIME_DIR")
     directory = os.path.join(base, "asyncapi-kafka") if base else f"/tmp/asyncapi-kafka-{os.getuid()}"
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    st = os.stat(directory)
-    if st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise PermissionError(f"{directory} must belong to this user with mode 0700")
+    st = os.lstat(directory)  # not a symlink someone else planted
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise PermissionError(f"{directory} must be a directory of this user with mode 0700")
     key = json.dumps([sys.executable, os.path.dirname(os.path.abspath(connector.__file__)), connector.__version__,
                       sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_") or k == "PYTHONPATH")])
     return os.path.join(directory, hashlib.sha256(key.encode()).hexdigest()[:16] + ".sock")
@@ -121,7 +122,11 @@ def preload() -> None:
 def serve_command(args: argparse.Namespace, run, ready=None) -> int:
     """Serve until interrupted or idle: each command runs ``run()`` (the command line's
     ``main``) in a child; ``ready(path)`` is called once the socket listens."""
-    path = socket_path()
+    try:
+        path = socket_path()
+    except PermissionError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.connect(path)

@@ -135,3 +135,14 @@ def test_an_idle_server_stops_by_itself(tmp_path):
                           text=True, env=_env(runtime), cwd=ROOT, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("serving peek at "), proc.stderr[-2000:]
     assert not list(runtime.glob("**/*.sock"))
+
+
+def test_a_socket_directory_others_can_use_is_refused(topic, tmp_path):
+    runtime = tmp_path / "open"
+    (runtime / "asyncapi-kafka").mkdir(parents=True)
+    (runtime / "asyncapi-kafka").chmod(0o755)
+    proc = subprocess.run([sys.executable, "-m", "connector", "serve"], capture_output=True, text=True,
+                          env=_env(runtime), cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "must be a directory of this user with mode 0700" in proc.stderr
+    code, out, _, in_process = _peek(topic, runtime, "-n", "1", "--json")
+    assert (code, in_process) == (0, True)
