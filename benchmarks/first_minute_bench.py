@@ -271,19 +271,20 @@ def spark_section(runs: int, warm_runs: int = 3) -> None:
 
 # -- 4. demo ---------------------------------------------------------------------------------
 def _demo(cache: str) -> tuple[float, float, str, int]:
-    """(total seconds, longest silence, the line after it, exit code) of one demo."""
+    """(total seconds, longest silence, the lines around it, exit code) of one demo."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                PYTHONUNBUFFERED="1")
     t0 = last = time.perf_counter()
-    gap, after = 0.0, ""
+    gap, after, previous = 0.0, "", ""
     p = subprocess.Popen([_CLI, "demo"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=_ROOT,
                          env=env)
     assert p.stdout is not None
     for line in p.stdout:
         now = time.perf_counter()
         if now - last > gap:
-            gap, after = now - last, line.strip()[:90]
+            gap, after = now - last, f"{previous[:70]!r} -> {line.strip()[:70]!r}"
         last = now
+        previous = line.strip() or previous
     code = p.wait()
     return time.perf_counter() - t0, gap, after, code
 
@@ -295,7 +296,7 @@ def demo_section(warm: bool) -> None:
         load0 = os.getloadavg()[0]
         total, gap, after, code = _demo(cache)
         load = max(load0, os.getloadavg()[0])
-        print(f"   first run: {total:.1f} s (exit {code}), longest silence {gap:.1f} s before: {after!r} "
+        print(f"   first run: {total:.1f} s (exit {code}), longest silence {gap:.1f} s: {after} "
               f"(load {load0:.1f} -> {os.getloadavg()[0]:.1f})")
         _goal("first demo", f"{total:.1f} s, longest silence {gap:.1f} s (goal <= 60 s at load <= 2; "
               f"load {load:.1f})", (total <= 60 and code == 0) if load <= 2 else None)
