@@ -13,15 +13,15 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any
-
-import requests
-import requests.adapters
+from typing import TYPE_CHECKING, Any
 
 from registry._config import RegistryConfig, check_address, redact_url
 from registry._oauth import BearerAuth
 from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
                               RegistryTLSError, RegistryUnavailable, SchemaNotFound)
+
+if TYPE_CHECKING:
+    import requests
 
 __all__ = ["HttpTransport", "Response"]
 
@@ -59,15 +59,17 @@ class Response:
                                         url=redact_url(self.url)) from e
 
 
-class _KeyPasswordAdapter(requests.adapters.HTTPAdapter):
+def _key_password_adapter(context: ssl.SSLContext, **kw) -> requests.adapters.HTTPAdapter:
     # requests cannot pass a key password; give urllib3 an SSLContext with the chain loaded.
-    def __init__(self, context: ssl.SSLContext, **kw):
-        self._context = context
-        super().__init__(**kw)
+    # (requests is imported by the first client made, not by importing the registry: 0.1 s.)
+    import requests.adapters
 
-    def init_poolmanager(self, *args, **kwargs):
-        kwargs["ssl_context"] = self._context
-        return super().init_poolmanager(*args, **kwargs)
+    class _KeyPasswordAdapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            kwargs["ssl_context"] = context
+            return super().init_poolmanager(*args, **kwargs)
+
+    return _KeyPasswordAdapter(**kw)
 
 
 class HttpTransport:
@@ -91,6 +93,8 @@ class HttpTransport:
 
     @staticmethod
     def _make_session(config: RegistryConfig) -> requests.Session:
+        import requests.adapters
+
         s = requests.Session()
         adapter_kw: dict[str, Any] = {"pool_connections": 4, "pool_maxsize": 32, "max_retries": 0}
         s.headers.update({"Accept": _ACCEPT, "User-Agent": "asyncapi-kafka-registry"})
@@ -100,6 +104,7 @@ class HttpTransport:
                 raise RegistryConfigError("schema.registry.basic.auth.user.info must be user:password")
             s.auth = (user, pw)
         s.verify = config.ca_location if (config.verify and config.ca_location) else bool(config.verify)
+        custom_https = False
         if config.cert_location:
             if config.key_password is not None:
                 ctx = ssl.create_default_context(cafile=config.ca_location if config.verify else None)
@@ -112,12 +117,13 @@ class HttpTransport:
                 except (OSError, ssl.SSLError) as e:
                     raise RegistryConfigError("cannot load the client certificate/key "
                                               f"({type(e).__name__})") from None
-                s.mount("https://", _KeyPasswordAdapter(ctx, **adapter_kw))
+                s.mount("https://", _key_password_adapter(ctx, **adapter_kw))
+                custom_https = True
             else:
                 s.cert = (config.cert_location, config.key_location) if config.key_location \
                     else config.cert_location
         for prefix in ("http://", "https://"):
-            if prefix not in s.adapters or not isinstance(s.adapters[prefix], _KeyPasswordAdapter):
+            if not (custom_https and prefix == "https://"):
                 s.mount(prefix, requests.adapters.HTTPAdapter(**adapter_kw))
         return s
 
@@ -140,6 +146,8 @@ class HttpTransport:
         ------
         SchemaNotFound, RegistryAuthError, RegistryUnavailable, RegistryTLSError, RegistryError
         """
+        import requests
+
         cfg = self._config
         attempts = cfg.max_retries + 1
         last_exc: BaseException | None = None
@@ -228,6 +236,8 @@ class HttpTransport:
         return target
 
     def _read_capped(self, r: requests.Response, url: str) -> bytes:
+        import requests
+
         cap = self._config.max_response_bytes
         chunks, total = [], 0
         try:

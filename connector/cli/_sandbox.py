@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import tempfile
 import threading
@@ -224,10 +225,36 @@ def render(box: Sandbox) -> str:
         for k, v in c["options"].items():
             lines.append(f"          .option({k!r}, {v!r})")
         lines.append("          .load())")
+        peek = [f"asyncapi-kafka peek {shlex.quote(c['options']['asyncapi'])} --channel {shlex.quote(c['channel'])}"]
+        peek += [f"-o {shlex.quote(f'{k}={v}')}" for k, v in c["options"].items() if k not in ("asyncapi", "channel")]
+        lines.append("    without Spark: " + " ".join(peek))
         lines.append("")
-    lines.append("SPARK: the source is found by name once the package is installed; from a checkout, call "
-                 "spark.dataSource.register(connector.spark.AsyncApiKafkaDataSource) first.")
+    lines += ["SPARK: a session whose Python workers run this Python and start with the connector imported:",
+              "    import os, sys",
+              "    from pyspark.sql import SparkSession",
+              '    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)',
+              '    spark = (SparkSession.builder.config("spark.python.daemon.module", "connector.spark.daemon")',
+              "             .getOrCreate())",
+              "  The source is found by name once the package is installed; from a checkout, call "
+              "spark.dataSource.register(connector.spark.AsyncApiKafkaDataSource) first."]
     return "\n".join(lines)
+
+
+def _start_server():
+    """``asyncapi-kafka serve`` for as long as the sandbox runs, so the peek commands printed
+    above run in a warm process (None when it does not start, or one already serves)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "connector", "serve", "--idle", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("serving peek at "):
+        proc.wait(30)
+        return None
+    print("peek: commands run in a warm process while the sandbox runs (asyncapi-kafka serve)", flush=True)
+    return proc
 
 
 def sandbox_command(args: argparse.Namespace) -> int:
@@ -249,12 +276,17 @@ def sandbox_command(args: argparse.Namespace) -> int:
                 print("nothing could be produced for this document (see the reasons above)", flush=True)
             if args.no_wait:
                 return 0
+            server = _start_server()
             try:  # READY inside the try: a Ctrl-C right after it is a stop, not a traceback
                 print("READY — press Ctrl-C to stop", flush=True)
                 while not stop.wait(1.0):
                     pass
             except KeyboardInterrupt:
                 pass
+            finally:
+                if server is not None:
+                    server.terminate()
+                    server.wait(30)
             print("stopping", flush=True)
         return 0
     except (AsyncApiKafkaError, OSError, ValueError) as e:

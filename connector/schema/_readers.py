@@ -45,7 +45,6 @@ from connector.formats import (
     refs_of,
     schema_format,
 )
-from connector.formats.protobuf import compile_proto
 from connector.schema._contracts import log_disabled, read_rules
 from connector.schema._request import SchemaRequest
 from connector.schema._subjects import strategy_for, subject_for
@@ -277,6 +276,8 @@ def _message(schema: Any, request: SchemaRequest, framing: Framing, sample: Samp
         return documented
     if request.message or documented:
         return request.message or documented
+    from connector.formats.protobuf import compile_proto
+
     compiled = compile_proto(schema.text, refs_of(schema))
     names = compiled.message_names()
     if len(names) <= 1:

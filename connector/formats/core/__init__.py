@@ -22,7 +22,7 @@ from connector.formats.core._evolution import (
     new_fields,
     rescue_json,
 )
-from connector.formats.core._jit import njit
+from connector.formats.core._jit import load_cached, njit
 from connector.formats.core._format import (
     DocumentPayload,
     EncoderModel,
@@ -50,7 +50,6 @@ from connector.formats.core._rows import (
     scatter,
 )
 from connector.formats.core._vec import (
-    EMPTY_BYTES,
     RowErrors,
     binary_from_buffers,
     byte_rows,
@@ -79,10 +78,10 @@ __all__ = [
     "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
-    "coerce", "EMPTY_BYTES", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
+    "coerce", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
     "int_values", "join_rows", "prepend", "valid_mask", "varint_lengths",
     "varints", "with_validity",
     "zigzag",
-    # compiled kernels: numba's njit, cached on disk where it can be
-    "njit",
+    # compiled kernels: numba's njit, cached on disk where it can be; loaded ahead for forks
+    "njit", "load_cached",
 ]

@@ -18,8 +18,6 @@ from registry import SchemaType
 
 from connector.errors import SchemaMappingError
 from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, document_json, prepend
-from connector.formats.json_schema._decode import JsonCodec
-from connector.formats.json_schema._encode import JsonEncoder
 from connector.formats.json_schema._schema import parse_json_schema, schema_document
 
 __all__ = ["JSON_SCHEMA", "JsonSchemaFormat", "json_title"]
@@ -38,6 +36,9 @@ class JsonSchemaReader:
     aliases: dict[str, str] = {}
 
     def __init__(self, text: str | None, refs: tuple, options: DecodeOptions):
+        # the engine (msgspec, orjson) loads with the first JSON reader, not with the format table
+        from connector.formats.json_schema._decode import JsonCodec
+
         self.codec = JsonCodec(parse_json_schema(text, max_depth=options.max_recursion_depth, refs=refs), options)
         self.arrow_type: pa.DataType = self.codec.arrow_type
         self.full_name: str | None = json_title(text)
@@ -50,6 +51,8 @@ class JsonSchemaEncoderModel:
     message_indexes: list[int] | None = None
 
     def __init__(self, text: str | None, refs: tuple, options: EncodeOptions):
+        from connector.formats.json_schema._encode import JsonEncoder
+
         document = schema_document(text, refs)  # writes validate against the referenced schemas too
         node = parse_json_schema(document, max_depth=options.max_recursion_depth)
         self.json = JsonEncoder(node, document, options.validate_json)

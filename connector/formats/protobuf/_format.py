@@ -11,10 +11,10 @@ from registry import SchemaType
 
 from connector.errors import SchemaMappingError
 from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of
-from connector.formats.protobuf._decode import ProtoCodec
-from connector.formats.protobuf._encode import ProtoEncoder
-from connector.formats.protobuf._schema import compile_proto
 from connector.formats.protobuf._source import top_level_messages
+
+# google.protobuf, ptars and the compiler load with the first Protobuf schema, not with the
+# format table that every read imports.
 
 __all__ = ["PROTOBUF", "ProtobufFormat"]
 
@@ -25,6 +25,9 @@ class ProtobufReader:
     aliases: dict[str, str] = {}
 
     def __init__(self, text: str, refs: tuple, message: str | None, options: DecodeOptions):
+        from connector.formats.protobuf._decode import ProtoCodec
+        from connector.formats.protobuf._schema import compile_proto
+
         self.codec = ProtoCodec(compile_proto(text, refs), message, options)
         self.arrow_type: pa.DataType = self.codec.arrow_type
         self.full_name: str | None = self.codec.full_name
@@ -40,6 +43,9 @@ class ProtobufReader:
 
 class ProtobufEncoderModel:
     def __init__(self, text: str, refs: tuple, message: str | None, options: EncodeOptions):
+        from connector.formats.protobuf._encode import ProtoEncoder
+        from connector.formats.protobuf._schema import compile_proto
+
         self.proto = ProtoEncoder(compile_proto(text, refs), message,
                                   options.max_recursion_depth)
         self.arrow_type: pa.DataType = self.proto.arrow_type
@@ -66,10 +72,14 @@ class ProtobufFormat:
         return ProtobufReader(text, refs, message, options)
 
     def writer_name(self, text, refs, path, options):
+        from connector.formats.protobuf._schema import compile_proto
+
         return compile_proto(text, refs).full_name_for_indexes(path)
 
     def record_name(self, text, refs, message):
         """``package.Message`` of ``message`` (the first top-level message when None)."""
+        from connector.formats.protobuf._schema import compile_proto
+
         compiled = compile_proto(text, refs)
         if message is None:
             names = compiled.message_names()
