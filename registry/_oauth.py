@@ -32,7 +32,6 @@ import time
 import urllib.parse
 from typing import Any
 
-import requests
 
 from registry._config import RegistryConfig, check_address
 from registry._errors import RegistryAuthError, RegistryProtocolError, RegistryTLSError, RegistryUnavailable
@@ -85,6 +84,8 @@ class _TokenSource:
                 self._token = None
 
     def _fetch(self) -> tuple[str, float]:
+        import requests  # with the first token, not with the package (import sets: tests/unit/test_import_sets.py)
+
         cfg = self._config
         check_address(self._url, cfg.allow_private_addresses)
         form = {"grant_type": "client_credentials"}
