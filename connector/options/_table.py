@@ -306,10 +306,12 @@ OPTIONS: tuple[Option, ...] = (
        "How long an executor reads on without progress (no new record) before the task fails; transient broker "
        "errors are ridden out meanwhile."),
     _o("fetchOffset.timeoutMs", integer(1), ALL, "fetch_timeout_ms", "30000",
-       "Driver timeout for metadata and offset look-ups, retries included."),
+       "Driver timeout for metadata and offset look-ups, retries included: a leader unavailable for less than "
+       "this is waited out."),
     _o("fetchOffset.numRetries", integer(0), READ, "fetch_num_retries", "3",
-       "Retries of a driver look-up that failed with a transient error (leader moved, broker restarting, "
-       "request timed out), metadata refreshed before each."),
+       "Retries of a driver look-up whose attempt waited out its time and failed with a transient error (Spark's "
+       "meaning); attempts refused at once (a leader down, a stale leader) do not count. Metadata is refreshed "
+       "before each retry."),
     _o("fetchOffset.retryIntervalMs", integer(0), READ, "fetch_retry_interval_ms", "1000",
        "Wait before each retry of a driver look-up."),
     _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
