@@ -60,8 +60,8 @@ OWNED_PRODUCER_SETTINGS: Mapping[str, str] = {
     "acks": "the sink always waits for every in-sync replica (acks=all, required by idempotence)",
     "request.required.acks": "the sink always waits for every in-sync replica (acks=all)",
     "delivery.report.only.error": "the sink counts every record's delivery report",
-    "transactional.id": "transactions are not supported: the sink is at-least-once, as Spark's "
-                        "Kafka sink",
+    "transactional.id": "set by the sink for each task with deliveryGuarantee=exactly-once "
+                        "(transactionalIdPrefix names them)",
     "key.serializer": "keys are written from the 'key' column (bytes, string, or encoded with "
                       "the document's key schema)",
     "value.serializer": "values are encoded and framed by the sink from the document's schema",
@@ -243,10 +243,12 @@ class BatchProducer:
             self.broken = True
             where = _describe_failures(self.reports.failures)
             fatal = f"fatal producer error: {self.fatal}. " if self.fatal else ""
+            then = ("The task fails so that Spark retries it (records already delivered are written again: "
+                    "at-least-once)" if self.reports.resend else "The transaction is aborted and the task fails so "
+                    "that Spark retries it: nothing of it is visible to read_committed readers")
             raise DeliveryError(
-                f"{fatal}{self.reports.failed_count} record(s) were not delivered ({where or 'no detail'}). "
-                "The task fails so that Spark retries it (records already delivered are written "
-                "again: at-least-once)", failures=tuple(self.reports.failures))
+                f"{fatal}{self.reports.failed_count} record(s) were not delivered ({where or 'no detail'}). {then}",
+                failures=tuple(self.reports.failures))
 
     def check_sizes(self, topic_of, values: pa.Array, keys: pa.Array | None,
                     header_bytes: pa.Array | int | None) -> None:
@@ -458,6 +460,20 @@ class BatchProducer:
                 raise DeliveryError(f"librdkafka refused topic {name!r} (an invalid topic name?)")
             self._topics[name] = rkt
         return rkt
+
+    def know(self, topic: str, timeout_s: float) -> None:
+        """Ask ``topic``'s metadata now (blocking). A transactional producer needs it before its
+        first ``rd_kafka_produce_batch``: without it librdkafka queues the records on the
+        unassigned partition and registers *that* (-1) with the transaction, which the
+        coordinator refuses forever (``UNKNOWN_TOPIC_OR_PART``), so nothing is sent until the
+        records time out."""
+        self._alive()
+        md = ctypes.c_void_p()
+        err = self._lib.metadata(self._rk, 0, self._topic(topic), ctypes.byref(md), max(int(timeout_s * 1000), 1))
+        if md.value:
+            self._lib.metadata_destroy(md)
+        if err:
+            raise DeliveryError(f"no metadata for topic {topic!r} within {timeout_s:g}s: {self._code_text(err)}")
 
     def queued(self) -> int:
         """Records (and events) librdkafka still holds: queued, in flight or unreported."""

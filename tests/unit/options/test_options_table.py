@@ -37,6 +37,7 @@ SAMPLE = {
     "use.schema.id": "12", "normalize.schemas": "true", "glue.compression": "zlib", "checkpointlocation": "/tmp/c",
     "rules.enabled": "false", "use.latest.with.metadata": "major_version=2", "rules.dlq.topic": "dlq",
     "rules.<kms setting>": "prod",
+    "deliveryguarantee": "exactly-once", "transactionalidprefix": "etl", "writeid": "backfill-1",
 }
 JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streaming": True, "direction": "read"},
         "write": {"streaming": False, "direction": "write"}}
