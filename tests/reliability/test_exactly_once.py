@@ -93,14 +93,16 @@ def committed(bootstrap: str, topic: str) -> collections.Counter:
 
 
 def consumer_committed(bootstrap: str, topic: str) -> collections.Counter:
-    """What a real read_committed consumer reads (noida-db honours the isolation level)."""
+    """What a real read_committed consumer reads (noida-db honours the isolation level): up to
+    each partition's last stable offset."""
     from connector.kafka import OffsetRange, read_range
 
     logs = read_log(bootstrap, topic)
     return collections.Counter(
         v for p, log in logs.items()
         for b in read_range({"bootstrap.servers": bootstrap, "log_level": "0"},
-                            OffsetRange(topic, p, 0, log.high_watermark), poll_timeout_s=20)
+                            OffsetRange(topic, p, 0, log.high_watermark if log.open_from is None else log.open_from),
+                            poll_timeout_s=20)
         for v in b.column("value").to_pylist())
 
 
