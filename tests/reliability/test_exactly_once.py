@@ -258,3 +258,50 @@ def test_transient_produce_errors_and_leader_moves_during_transactions():
         logs = read_log(mc.bootstrap_servers, "out")
         exactly_once(collections.Counter(v for lg in logs.values() for _, _, v in lg.visible), range(n))
         assert all(not lg.aborted and lg.open_from is None for lg in logs.values())
+
+
+# ------------------------------------------------------------------ what our own source reads
+@pytest.mark.timeout(60)
+def test_the_source_reads_committed_records_only_by_default():
+    """The trap of the mock cluster (it ignores isolation.level, so a read_committed test there
+    passes whatever the consumer does): on noida-db, which honours it, the source's driver
+    look-up ends at the last stable offset and its executor read skips aborted records, by
+    default; read_uncommitted sees them all."""
+    from confluent_kafka import Producer
+
+    from connector.kafka import KafkaOffsetReader, OffsetRange, read_range
+
+    if not NoidaBroker.available():
+        pytest.skip("noida-db not installed")
+    with NoidaBroker() as b:
+        bs = b.bootstrap_servers
+        b.create_topic("t", partitions=1)
+        p = Producer({"bootstrap.servers": bs, "transactional.id": "src", "log_level": 0})
+        p.init_transactions(10)
+        for values, commit in (([b"c1", b"c2"], True), ([b"aborted"], False), ([b"c3"], True)):
+            p.begin_transaction()
+            for v in values:
+                p.produce("t", v, partition=0)
+            p.flush(10)
+            (p.commit_transaction if commit else p.abort_transaction)(10)
+        q = Producer({"bootstrap.servers": bs, "transactional.id": "open", "log_level": 0})
+        q.init_transactions(10)
+        q.begin_transaction()
+        q.produce("t", b"open", partition=0)
+        q.flush(10)
+        conf = {"bootstrap.servers": bs, "log_level": "0"}
+        with KafkaOffsetReader(conf) as r:
+            assert r.isolation_level == "read_committed"
+            end = r.latest([("t", 0)])[("t", 0)]
+        log = read_log(bs, "t")[0]
+        assert end == log.open_from  # the last stable offset, not the high watermark
+        got = [v for batch in read_range(conf, OffsetRange("t", 0, 0, end), poll_timeout_s=20)
+               for v in batch.column("value").to_pylist()]
+        assert got == [b"c1", b"c2", b"c3"]
+        with KafkaOffsetReader({**conf, "isolation.level": "read_uncommitted"}) as r:
+            hw = r.latest([("t", 0)])[("t", 0)]
+        every = [v for batch in read_range({**conf, "isolation.level": "read_uncommitted"},
+                                           OffsetRange("t", 0, 0, hw), poll_timeout_s=20)
+                 for v in batch.column("value").to_pylist()]
+        assert every == [b"c1", b"c2", b"aborted", b"c3", b"open"]
+        q.abort_transaction(10)
