@@ -59,7 +59,7 @@ from ._produce import (
     Headers,
     producer_for,
 )
-from ._txn import MARKER_PARTITION, Digest, Marker, TaskTransaction, transactional_id
+from ._txn import MARKER_PARTITION, Digest, Marker, Opening, TaskTransaction, transactional_id
 from ._reader import DEFAULT_ISOLATION_LEVEL, MAX_TIMESTAMP, KafkaOffsetReader, apply_timestamp_results
 from ._pushdown import Predicate, Pushdown
 from ._sample import sample_tail
@@ -81,5 +81,5 @@ __all__ = [
     "kafka_error", "norm_config",
     "OWNED_PRODUCER_SETTINGS", "BatchProducer", "Headers", "HEADER_TYPE", "producer_for",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
-    "TaskTransaction", "Marker", "Digest", "MARKER_PARTITION", "transactional_id",
+    "TaskTransaction", "Opening", "Marker", "Digest", "MARKER_PARTITION", "transactional_id",
 ]

@@ -87,7 +87,7 @@ _VT_RKT, _VT_PARTITION, _VT_VALUE, _VT_KEY, _VT_OPAQUE, _VT_MSGFLAGS, _VT_TIMEST
 _MSG_F_COPY = 2
 VU_WORDS_RESEND = 9  # int64 words per rd_kafka_vu_t (as _produce_kernel.VU_WORDS)
 _PURGE_QUEUE, _PURGE_INFLIGHT, _PURGE_NON_BLOCKING = 0x1, 0x2, 0x4
-_FLUSH_SLICE_MS = 100   # finish() serves failure reports at least this often
+_FLUSH_SLICE_MS = 100   # finish() looks at the queue at least this often
 _ROOM_WAIT_MS = 10      # queue full: wait this long for an event before trying again
 _BATCH_WINDOW = 10_000  # records per rd_kafka_produce_batch call
 
@@ -489,15 +489,20 @@ class BatchProducer:
         """
         self._alive()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        wait = 0
         while True:
-            self._lib.flush(self._rk, _FLUSH_SLICE_MS)  # ends as soon as nothing is left to send
-            self._serve(0)
+            self._serve(wait)  # returns at the first report, after serving all that wait
             self._resend()
             self.check()
             left = self.queued()
             if left == 0:
                 self._check_accounted()
                 return
+            # rd_kafka_flush(0) only makes the broker threads send now, whatever linger.ms says: a
+            # blocking flush would wait for the delivery-report events this loop has to serve (in
+            # event mode librdkafka counts a record until its report is destroyed)
+            self._lib.flush(self._rk, 0)
+            wait = _FLUSH_SLICE_MS
             if deadline is not None and time.monotonic() > deadline:
                 self.broken = True
                 raise DeliveryError(f"{left} record(s) still undelivered after {timeout_s:g}s")

@@ -50,7 +50,7 @@ import pyarrow as pa
 
 from connector.errors import DeliveryError, TransactionError
 
-__all__ = ["Marker", "TaskTransaction", "Digest", "MARKER_PARTITION", "transactional_id"]
+__all__ = ["Marker", "TaskTransaction", "Opening", "Digest", "MARKER_PARTITION", "transactional_id"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -303,17 +303,53 @@ class TaskTransaction:
         name = err_name(code)
         fenced = name in _FENCED_NAMES or "fenced" in text.lower()
         why = ""
-        if fenced:
-            why = (": a newer attempt of this task took over its transactional id (a retry or a speculative "
-                   "copy), which writes instead of this one")
-        elif self._began is not None and time.monotonic() - self._began > self.txn_timeout_s:
+        if self._began is not None and time.monotonic() - self._began > self.txn_timeout_s:
             why = (f": the transaction was open {time.monotonic() - self._began:.0f}s, longer than "
                    f"transaction.timeout.ms={int(self.txn_timeout_s * 1000)}, so the coordinator aborted it; raise "
                    "'kafka.transaction.timeout.ms' (up to the brokers' transaction.max.timeout.ms) or write smaller "
                    "partitions")
+        elif fenced:
+            why = (": a newer attempt of this task took over its transactional id (a retry or a speculative "
+                   "copy), which writes instead of this one")
         kind = "fatal" if fatal else "abortable" if abortable else "error"
         return TransactionError(f"{what} for transactional id {self.transactional_id!r} failed ({kind}): {text} "
                                 f"[{name}]{why}", code=name, fenced=fenced)
+
+
+class Opening:
+    """A :class:`TaskTransaction` created and started (fencing, marker look-up: a few round
+    trips, about 50 ms) in a thread of its own, so that it overlaps the task's wait for its first
+    input batch and that batch's encoding. :meth:`result` joins it."""
+
+    def __init__(self, conf: Mapping[str, object], transactional_id: str, topic: str, *, timeout_s: float = 30.0):
+        self._txn: TaskTransaction | None = None
+        self._marker: Marker | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(conf, transactional_id, topic, timeout_s),
+                                        daemon=True, name=f"txn-{transactional_id}")
+        self._thread.start()
+
+    def _run(self, conf, transactional_id: str, topic: str, timeout_s: float) -> None:
+        try:
+            self._txn = TaskTransaction(conf, transactional_id, topic, timeout_s=timeout_s)
+            self._marker = self._txn.start()
+        except BaseException as e:  # noqa: BLE001 - re-raised by result() in the task's thread
+            self._error = e
+
+    def result(self) -> tuple[TaskTransaction, Marker | None]:
+        """The started transaction and the marker committed for its task (None: never)."""
+        self._thread.join()
+        if self._error is not None:
+            self.close()
+            raise self._error
+        assert self._txn is not None
+        return self._txn, self._marker
+
+    def close(self) -> None:
+        self._thread.join()
+        if self._txn is not None:
+            self._txn.close()
+            self._txn = None
 
 
 def _name_of(e: Exception) -> str:

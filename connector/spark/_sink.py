@@ -41,6 +41,10 @@ class _Setup:
         return {k: v for k, v in self.__dict__.items() if k != "_setup"}
 
     def _write(self, iterator):
+        if self.exactly_once:
+            from connector.spark._write_txn import task_identity, write_exactly_once
+
+            return write_exactly_once(self.setup, iterator, task_identity(self.setup))
         from connector.spark._write_task import write_batches
 
         return write_batches(self.setup, iterator)

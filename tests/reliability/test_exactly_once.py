@@ -1,8 +1,8 @@
 """Exactly-once writes (issue 38), one write task at a time, without Spark: every input id is in
 the output topic exactly once for a read_committed reader.
 
-The task code is the sink's own (``write_batches`` with the task's identity given, as Spark's
-task context would), against brokers that implement transactions:
+The task code is the sink's own (``write_exactly_once`` with the task's identity given, as
+Spark's task context would), against brokers that implement transactions:
 
 ========================  ===================================================================
 broker                    what it does with transactions
@@ -83,9 +83,9 @@ def batches(ids, size: int = 50):
 
 
 def write(setup, ids, tid: str, batch: int = 0):
-    from connector.spark._write_task import write_batches
+    from connector.spark._write_txn import write_exactly_once
 
-    return write_batches(setup, batches(ids), identity=(tid, batch))
+    return write_exactly_once(setup, batches(ids), (tid, batch))
 
 
 def committed(bootstrap: str, topic: str) -> collections.Counter:
@@ -176,7 +176,7 @@ def test_a_task_that_fails_before_its_commit_is_written_once_by_its_retry(broker
 def test_of_two_overlapping_attempts_the_older_is_fenced(broker):
     """Speculation: attempt A is halfway when attempt B of the same task starts, writes
     everything and commits; A then fails as a zombie, and nothing it wrote is visible."""
-    from connector.spark._write_task import write_batches
+    from connector.spark._write_txn import write_exactly_once
 
     topic, tid = fresh(broker)
     setup = setup_for(broker.bootstrap_servers, topic)
@@ -192,7 +192,7 @@ def test_of_two_overlapping_attempts_the_older_is_fenced(broker):
 
     def older():
         try:
-            result["a"] = write_batches(setup, slow_input(), identity=(tid, 0))
+            result["a"] = write_exactly_once(setup, slow_input(), (tid, 0))
         except BaseException as e:  # reported below
             result["a"] = e
 
