@@ -325,6 +325,8 @@ class Opening:
         self._txn: TaskTransaction | None = None
         self._marker: Marker | None = None
         self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._finished = self._abandoned = False
         self._thread = threading.Thread(target=self._run, args=(conf, transactional_id, topic, timeout_s),
                                         daemon=True, name=f"txn-{transactional_id}")
         self._thread.start()
@@ -335,6 +337,23 @@ class Opening:
             self._marker = self._txn.start()
         except BaseException as e:  # noqa: BLE001 - re-raised by result() in the task's thread
             self._error = e
+        with self._lock:
+            self._finished = True
+            if self._abandoned:
+                self._close_txn()
+
+    def abandon(self) -> None:
+        """Not needed after all (the task had no rows, or failed before its first): the thread
+        closes the transaction when it is done; the task does not wait for it."""
+        with self._lock:
+            self._abandoned = True
+            if self._finished:
+                self._close_txn()
+
+    def _close_txn(self) -> None:
+        if self._txn is not None:
+            self._txn.close()
+            self._txn = None
 
     def result(self) -> tuple[TaskTransaction, Marker | None]:
         """The started transaction and the marker committed for its task (None: never)."""
@@ -347,9 +366,7 @@ class Opening:
 
     def close(self) -> None:
         self._thread.join()
-        if self._txn is not None:
-            self._txn.close()
-            self._txn = None
+        self._close_txn()
 
 
 def _name_of(e: Exception) -> str:

@@ -58,8 +58,10 @@ def write_exactly_once(setup: WriteSetup, iterator, identity: tuple[str, int]) -
             topics, values, keys, partitions, headers, hsize = encode_batch(setup, batch)
             if txn is None:
                 txn, done = opening.result()
+                # a marker of an earlier batch: this one is new; of this batch (or a later one,
+                # after a checkpoint was rolled back by hand): written already
                 if done is not None and done.batch < batch_id:
-                    done = None  # the marker of an earlier batch
+                    done = None
                 if done is None:
                     txn.begin()
             digest.update(values, keys, partitions)
@@ -78,7 +80,10 @@ def write_exactly_once(setup: WriteSetup, iterator, identity: tuple[str, int]) -
             txn.abort()
         raise
     finally:
-        opening.close()
+        if txn is None:  # no rows, or failed before the first: do not wait for the fencing
+            opening.abandon()
+        else:
+            opening.close()
     return WriteCommit(rows=digest.rows, topics=tuple(sorted(seen)), pid=os.getpid())
 
 
