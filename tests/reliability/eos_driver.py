@@ -1,5 +1,5 @@
 """A Spark driver for the exactly-once fault tests, in a process of its own so that the test can
-kill it with SIGKILL: a stream from topic ``in`` to topic ``out`` (one task per input partition),
+kill it with SIGKILL (the restart runs the same :func:`start_query` in the test's own session): a stream from topic ``in`` to topic ``out`` (one task per input partition),
 ``deliveryGuarantee=exactly-once``, until the file named ``stop`` appears.
 
 ``python -m tests.reliability.eos_driver '{"doc": ..., "checkpoint": ..., "stop": ...}'`` with
@@ -26,12 +26,7 @@ def main() -> int:
              .config("spark.pyspark.python", sys.executable).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(DefaultSource)
-    src = (spark.readStream.format("asyncapi-kafka").option("asyncapi", cfg["doc"]).option("channel", "in")
-           .option("startingOffsets", "earliest").option("minRecordsPerPartition", "0")
-           .option("maxOffsetsPerTrigger", str(cfg.get("per_trigger", 100000))).load())
-    q = (src.select("value").writeStream.format("asyncapi-kafka").option("asyncapi", cfg["doc"])
-         .option("channel", "out").option("deliveryGuarantee", "exactly-once")
-         .option("checkpointLocation", cfg["checkpoint"]).trigger(processingTime="300 milliseconds").start())
+    q = start_query(spark, cfg)
     print(f"STARTED {q.id} after {time.monotonic() - t_start:.1f}s", flush=True)
     t0, seen = time.monotonic(), None
     while not os.path.exists(cfg["stop"]):
@@ -47,6 +42,16 @@ def main() -> int:
     q.stop()
     spark.stop()
     return 0
+
+
+def start_query(spark, cfg: dict):
+    """The stream ``in`` -> ``out``, exactly-once, one task per input partition."""
+    src = (spark.readStream.format("asyncapi-kafka").option("asyncapi", cfg["doc"]).option("channel", "in")
+           .option("startingOffsets", "earliest").option("minRecordsPerPartition", "0")
+           .option("maxOffsetsPerTrigger", str(cfg.get("per_trigger", 100000))).load())
+    return (src.select("value").writeStream.format("asyncapi-kafka").option("asyncapi", cfg["doc"])
+            .option("channel", "out").option("deliveryGuarantee", "exactly-once")
+            .option("checkpointLocation", cfg["checkpoint"]).trigger(processingTime="300 milliseconds").start())
 
 
 if __name__ == "__main__":

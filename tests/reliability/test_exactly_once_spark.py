@@ -4,10 +4,11 @@ then the Spark driver killed with SIGKILL after one task of a micro-batch commit
 other one holds its transaction open, then restarted from the checkpoint. Every input id is in
 ``out`` exactly once for a read_committed consumer (the broker's own, and computed from the log).
 
-The driver runs in a process of its own (``eos_driver``), on ``local[2,4]`` so that a failed task
-is retried; the faults are planted by a worker daemon of its own (``eos_daemon``), so the product
-code runs unchanged. Two Spark start-ups make it the slowest case of the suite: 3-4 min at load 13-15
-(each start-up 42-57 s there), about a minute on an idle machine.
+The first driver runs in a process of its own (``eos_driver``), on ``local[2,4]`` so that a failed
+task is retried; the faults are planted by a worker daemon of its own (``eos_daemon``), so the
+product code runs unchanged. The restart runs the same query in the test's shared session. The
+driver's own Spark start-up makes it the slowest case of the suite: 104 s at load 5-6 (the
+restart's session is the suite's shared one).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from confluent_kafka import Producer
 from connector.testing import NoidaBroker
 
 from tests.reliability.kafka_log import read_log
+from tests.reliability.eos_driver import start_query
 from tests.reliability.mock_cluster import wait_for
 from tests.reliability.test_exactly_once import consumer_committed, exactly_once, uid
 
@@ -70,7 +72,12 @@ def _alive(proc: subprocess.Popen) -> bool:
 
 
 @pytest.mark.timeout(420)
-def test_failed_tasks_and_a_driver_killed_mid_batch_write_every_id_once(tmp_path):
+def _running(q) -> bool:
+    assert q.exception() is None, q.exception()
+    return True
+
+
+def test_failed_tasks_and_a_driver_killed_mid_batch_write_every_id_once(spark, tmp_path):
     if not NoidaBroker.available():
         pytest.skip("noida-db not installed")
     n1, n2 = 400, 700
@@ -104,14 +111,13 @@ def test_failed_tasks_and_a_driver_killed_mid_batch_write_every_id_once(tmp_path
         assert not (ck / "commits" / "1").exists()  # the batch never completed
         assert any(lg.open_from is not None for lg in read_log(bs, "out").values())  # the dead task's transaction
 
-        second = _driver(cfg, signals, [])  # restarted from the checkpoint: batch 1 is replayed
+        # restarted from the checkpoint, in this process's session: batch 1 is replayed
+        q = start_query(spark, cfg)
         try:
-            wait_for(lambda: _alive(second) and len(consumer_committed(bs, "out")) >= n2, 180,
+            wait_for(lambda: _running(q) and len(consumer_committed(bs, "out")) >= n2, 180,
                      "every id committed in 'out'", every_s=0.5)
-            (tmp_path / "stop").write_text("")
-            second.wait(60)
         finally:
-            _kill(second)
+            q.stop()
         exactly_once(consumer_committed(bs, "out"), range(n2))
         logs = read_log(bs, "out")
         exactly_once(collections.Counter(v for lg in logs.values() for _, _, v in lg.visible), range(n2))
