@@ -85,6 +85,7 @@ class Deliveries:
         self.resent = 0
         self.failed_count = 0
         self.failures: list[tuple[str, int | None, str]] = []
+        self.codes: set[int] = set()  # librdkafka's error codes of the failed reports
         self.pending: list[Unconfirmed] = []
         self.gave_up = 0         # records acknowledged without an offset MAX_RESENDS times
 
@@ -123,6 +124,7 @@ class Deliveries:
                     self.pending.append(rec)
             return
         self.failed_count += 1
+        self.codes.add(err)
         if len(self.failures) < 10:
             rkt = ctypes.c_void_p.from_address(m + MSG.rkt).value
             topic = (self._lib.topic_name(rkt) or b"?").decode("utf-8", "replace") if rkt else "?"

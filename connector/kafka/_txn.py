@@ -266,7 +266,13 @@ class TaskTransaction:
         if code and err_name(code) in _FENCED_NAMES:
             return self._error("producing the transaction's records", code, buf.value.decode("utf-8", "replace"),
                                abortable=False, fatal=True)
-        if e.failures and all("Purged in queue" in text for _, _, text in e.failures):
+        names = {err_name(c) for c in self.producer.reports.codes}
+        fenced = names & _FENCED_NAMES
+        if fenced:  # the broker's answer to the records themselves (an abortable error)
+            return self._error("producing the transaction's records", next(c for c in self.producer.reports.codes
+                                                                         if err_name(c) in fenced),
+                               str(e), abortable=True, fatal=False)
+        if names == {"_PURGE_QUEUE"}:
             # librdkafka purges the queue when the transaction turns abortable (a broker's
             # PRODUCER_FENCED is one cause); it tells the cause only to a commit, which is not tried
             return TransactionError(f"the transaction of {self.transactional_id!r} became abortable and librdkafka "

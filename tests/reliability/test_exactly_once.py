@@ -205,8 +205,8 @@ def test_of_two_overlapping_attempts_the_older_is_fenced(broker):
     a.join(30)
     err = result["a"]
     assert isinstance(err, TransactionError), repr(err)
-    if broker.label == "noida-db":  # fatal _FENCED; tansu answers PRODUCER_FENCED, an abortable error whose
-        assert err.fenced, repr(err)  # cause librdkafka tells only to a commit
+    if broker.label == "noida-db":  # fatal _FENCED; tansu answers PRODUCER_FENCED, an abortable error that
+        assert err.fenced, repr(err)  # reaches the records' reports, or only their purge (cause untold)
     check(broker, topic, range(300))
 
 
