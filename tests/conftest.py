@@ -60,7 +60,7 @@ def _deselects_jvm(config) -> bool:
         others = sorted(set(re.findall(r"[A-Za-z_][\w-]*", expr)) - {"and", "or", "not", "jvm"})[:12]
         for values in itertools.product((False, True), repeat=len(others)):
             on = {n for n, v in zip(others, values) if v} | {"jvm"}
-            if compiled.evaluate(lambda name, **kwargs: name in on):
+            if compiled.evaluate(lambda name, on=on, **kwargs: name in on):
                 return False
         return True
     except Exception:  # a private API of pytest: fall back to reading the expression

@@ -130,6 +130,9 @@ class SourceOptions:
     use_schema_id: str | None = None
     normalize_schemas: bool = default_of("normalize_schemas")
     glue_compression: str | None = default_of("glue_compression")
+    delivery_guarantee: str = default_of("delivery_guarantee")
+    transactional_id_prefix: str = default_of("transactional_id_prefix")
+    write_id: str | None = None
     given: tuple[str, ...] = ()                      # table keys of the options set (names only)
     secrets: Secrets = dataclasses.field(default_factory=Secrets)
 

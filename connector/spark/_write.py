@@ -192,6 +192,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     # Built once on the driver: a missing bootstrap list fails the write here, and TLS warnings
     # are logged once per job (tasks build it again with warn=False).
     setup.kafka_conf()
+    _check_exactly_once(setup)
     if opts.create_topics:
         _create_topics(setup)
     return setup
@@ -253,6 +254,31 @@ def _several_messages(request, plan, registry_config, framing: Framing, topic, v
         log.info("asyncapi-kafka write to channel %s, message %s: %s, framing %s%s", plan.channel, f.name,
                  w.describe(), framing, f", header {w.headers[0][0]}" if w.headers else "")
     return Encoding(EncodingMode.MESSAGES, None, opts_compression(opts, framing), tuple(chosen))
+
+
+def _check_exactly_once(setup: WriteSetup) -> None:
+    """What ``deliveryGuarantee=exactly-once`` needs, checked before any task starts."""
+    from connector.options import EXACTLY_ONCE
+
+    opts = setup.options
+    if opts.delivery_guarantee != EXACTLY_ONCE:
+        if opts.write_id is not None:
+            raise ConfigError("option 'writeId' applies to deliveryGuarantee=exactly-once only")
+        return
+    if setup.topic is None:
+        raise ConfigError(f"deliveryGuarantee=exactly-once needs one topic for the write (its marker lives in the "
+                          f"consumer offsets of that topic's partition 0), but channel {setup.plan.channel!r} has "
+                          "the templated address and rows choose their topics: set option 'topic' or "
+                          "'channel.param.*'")
+    if opts.streaming and opts.write_id is not None:
+        raise ConfigError("option 'writeId' is for batch writes: a stream's exactly-once identity is its query id, "
+                          "kept in its checkpoint")
+    if not opts.streaming and not opts.write_id:
+        raise ConfigError("a batch write with deliveryGuarantee=exactly-once needs option 'writeId', the identity "
+                          "of this write (a re-run with the same writeId writes only the partitions that did not "
+                          "commit; e.g. in foreachBatch: '<query name>-<batchId>')")
+    log.info("asyncapi-kafka write to channel %s: exactly-once, transactional ids %s-%s-<partition>",
+             setup.plan.channel, opts.transactional_id_prefix, opts.write_id or "<query id>")
 
 
 def opts_compression(opts: SourceOptions, framing: Framing) -> str | None:

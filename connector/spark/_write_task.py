@@ -239,7 +239,8 @@ def _topic_of(topics):
 
 
 def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
-    """Produce every batch of one task; return only when every record is acknowledged."""
+    """Produce every batch of one task; return only when every record is acknowledged
+    (at-least-once; exactly-once writes go through :mod:`connector.spark._write_txn`)."""
     from connector.kafka import producer_for
 
     bp = producer_for(setup.kafka_conf(warn=False))

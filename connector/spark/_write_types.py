@@ -68,8 +68,15 @@ class WriteSetup:
 
 @dataclasses.dataclass
 class WriteCommit(WriterCommitMessage):
-    """What one write task delivered (every record acknowledged by the brokers)."""
+    """What one write task delivered (every record acknowledged by the brokers).
+
+    Exactly-once writes: ``replayed`` counts the rows of an attempt that found its (batch,
+    partition) already committed and wrote nothing; ``mismatch`` says how such a replay differed
+    from the attempt that committed (rows or digest), None when it did not (or could not be told).
+    """
 
     rows: int
     topics: tuple[str, ...]
     pid: int
+    replayed: int = 0
+    mismatch: str | None = None

@@ -38,6 +38,7 @@ SAMPLE = {
     "queryname": "publish_paid_orders",
     "rules.enabled": "false", "use.latest.with.metadata": "major_version=2", "rules.dlq.topic": "dlq",
     "rules.<kms setting>": "prod",
+    "deliveryguarantee": "exactly-once", "transactionalidprefix": "etl", "writeid": "backfill-1",
 }
 JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streaming": True, "direction": "read"},
         "write": {"streaming": False, "direction": "write"}}
