@@ -31,6 +31,7 @@ from connector.kafka import (
 )
 from connector.options._table import (
     BATCH,
+    COLLECTED,
     BATCH_END,
     BATCH_START,
     FUNCTIONS,
@@ -452,7 +453,8 @@ def parse_arguments(function: str, arguments: Mapping[str, Any], options: Mappin
         if value is None:
             continue
         raw[opt.key] = _as_text(function, keyword, value)
-        named[opt.key] = f"{function}({keyword}={value!r})"
+        if opt.field not in COLLECTED and not opt.secret:  # a URL may hold credentials: never echoed
+            named[opt.key] = f"{function}({keyword}={value!r})"
     return parse_any(raw, direction=function, named=named)
 
 

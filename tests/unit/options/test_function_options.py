@@ -88,6 +88,13 @@ def test_bad_arguments_fail_with_the_tables_message_naming_the_keyword(scope, ar
     assert fragment in str(e.value).replace("use_latest_version=", "use.latest.version=")
 
 
+def test_messages_never_echo_a_registry_url_or_a_secret():
+    with pytest.raises(ConfigError) as e:
+        parse_arguments(FROM_REGISTRY, {"registry_url": "http://u:s3cret@h:8081", "version": "bad"},
+                        {"schema.registry.basic.auth.password": "pw-1"})
+    assert "s3cret" not in str(e.value) and "pw-1" not in str(e.value) and "version='bad'" in str(e.value)
+
+
 def test_the_functions_defaults():
     assert parse_arguments(STRIP_HEADER, {}).wire_format is Framing.AUTO
     assert parse_arguments(TO_REGISTRY, {}).wire_format is Framing.CONFLUENT
@@ -121,3 +128,14 @@ def test_the_column_functions_check_no_argument_themselves():
                                                    for c in (node.left, *node.comparators)):
             found.append(f"{node.lineno}: {ast.unparse(node)}")
     assert not found, "functions.py checks arguments itself:\n  " + "\n  ".join(found)
+
+
+def test_compression_only_with_glue_is_one_check():
+    """The sink and to_registry ask connector.options.glue_compression; no other module decides it."""
+    deciders = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "connector").rglob("*.py")
+                      if "glue_compression" in p.read_text(encoding="utf-8") and "Framing.GLUE" in
+                      p.read_text(encoding="utf-8"))
+    assert deciders == ["connector/options/_parse.py"]
+    users = {str(p.relative_to(ROOT)) for p in (ROOT / "connector").rglob("*.py")
+             if "glue_compression(opts" in p.read_text(encoding="utf-8")}
+    assert {"connector/write/_setup.py", "connector/spark/functions.py"} <= users
