@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view
 from connector.formats.json_schema._guard import MAX_NESTING, bad_utf8, structure_errors
 from connector.formats.json_schema._jassemble import JAssembly, slow_values
+from connector.formats.json_schema._kstate import SKIP, JLimits, JRows, work_for
 from connector.formats.json_schema._program import JsonProgram
 from connector.formats.json_schema._schema import JNode
 
@@ -77,6 +78,8 @@ class JsonEngine:
         lim = options.limits
         self._messages = _messages(lim.max_collection_items, lim.max_record_bytes)
         self._learnt = ColumnBuffers.initial([c.kind == "bin" for c in self.program.cols])
+        # json: validate the JSON only (the payload's own text is the value)
+        self._tables = self.program.tables(SKIP if node.kind == "json" else None)
 
     def decode(self, payloads: pa.BinaryArray, prefix: str) -> tuple[pa.Array, list]:
         if pa.types.is_large_binary(payloads.type):
@@ -123,29 +126,19 @@ class JsonEngine:
         K: Any = _kernel  # numba dispatchers: mypy cannot see their signatures
         prog, lim = self.program, self.options.limits
         bufs = ColumnBuffers(self._learnt, n)
-        longest = int((ends - starts).max()) if n else 0
-        seen = np.full(max(prog.nfields, 1), -1, np.int64)
-        scratch = np.empty(longest + 16, np.uint8)
-        hsize = 16
-        while hsize < longest // 2 + 16:
-            hsize *= 2
-        hrow = np.full(hsize, -1, np.int64)
-        hkey = np.zeros(hsize, np.uint64)
-        codes = np.zeros(n, np.int32)
-        slow = np.zeros(n, np.uint8)
-        vcap = int((ends - starts).sum()) // 16 + 1
-        vrow, vs, ve = (np.empty(vcap, np.int64) for _ in range(3))
-        tables = prog.tables(K.SKIP if self.node.kind == "json" else None)  # json: validate only
+        work = work_for(prog.nfields, len(prog.cols), ends - starts)
+        rows = JRows(data=data, starts=starts, ends=ends, codes=np.zeros(n, np.int32), slow=np.zeros(n, np.uint8),
+                     check=np.zeros(n, np.uint8))
+        limits = JLimits(cap_items=lim.max_collection_items, max_bytes=lim.max_record_bytes)
         r, vn = 0, 0
         while True:
-            r, over, overb, vn = K.rows(data, starts, ends, *tables, lim.max_collection_items,
-                                        lim.max_record_bytes, *bufs.args(), seen, scratch, hrow,
-                                        hkey, codes, slow, vrow, vs, ve, vn, r)
+            r, over, overb, vn = K.rows(self._tables, bufs.named(), work, rows, limits, vn, r)
             if over < 0 and overb < 0:
                 break
             bufs.grow(over, overb, int(ends[r] - starts[r]))
         self._learnt = bufs.learn()
-        for i in _not_shortest(data, vrow[:vn], vs[:vn], ve[:vn]):
+        codes, slow = rows.codes, rows.slow
+        for i in _not_shortest(data, work.vrow[:vn], work.vs[:vn], work.ve[:vn]):
             slow[i] = 1
         if self.node.kind == "json":  # the payload's own text, as validated
             keep = pa.array((codes == 0) & (slow == 0))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from connector.formats.json_schema._kstate import JTables
 from connector.formats.json_schema._schema import JNode
 
 __all__ = ["JColumn", "JsonProgram", "fnv1a"]
@@ -124,9 +125,14 @@ class JsonProgram:
         self.fill0 = self.fill1 - flens
         self.fills = np.array([x for y in fills for x in y], np.int64)
 
-    def tables(self, root: int | None = None) -> tuple:
-        """The kernel's schema arguments, in its order (``root``: another root node, e.g. the
-        kernel's SKIP to validate only)."""
-        return (self.kind, self.ncol, self.nchild, self.nkey, self.nallowed, self.nf0, self.nf1,
-                self.ntab, self.nmask, self.fchild, self.fname0, self.fname1, self.fplain, self.names,
-                self.ftab, self.root if root is None else root, self.root_col, self.fill0, self.fill1, self.fills)
+    def tables(self, root: int | None = None) -> JTables:
+        """The kernel's schema tables (``root``: another root node, e.g. the kernel's SKIP to
+        validate the JSON only)."""
+        nodes = len(self.kind)
+        return JTables(kind=self.kind, ncol=self.ncol, nchild=self.nchild, nkey=self.nkey, nallowed=self.nallowed,
+                       nf0=self.nf0, nf1=self.nf1, ntab=self.ntab, nmask=self.nmask,
+                       nflags=np.zeros(nodes, np.int64), nlo=np.zeros(nodes, np.int64),
+                       nhi=np.zeros(nodes, np.int64), fchild=self.fchild, fname0=self.fname0,
+                       fname1=self.fname1, fplain=self.fplain, freq=np.zeros(len(self.fchild), np.bool_),
+                       names=self.names, ftab=self.ftab, fill0=self.fill0, fill1=self.fill1, fills=self.fills,
+                       root=self.root if root is None else root, root_col=self.root_col)
