@@ -51,13 +51,53 @@ from connector.formats.core import njit
 from connector.formats.core.kernels import emit as _emit_core
 from connector.formats.json_schema._guard import MAX_NESTING
 from connector.formats.json_schema._kleaf import date_days, datetime_us, int64_of, render_number
-from connector.formats.json_schema._kstate import SKIP, JStack
-from connector.formats.json_schema._kscan import (  # noqa: F401 - E_*: the kernel's error codes too
+from connector.formats.json_schema._kstate import (  # noqa: F401 - the vocabulary, named where it is used
+    E_BIG,
+    E_CAP,
     E_CTRL,
+    E_DEEP,
     E_ESCAPE,
+    E_EXPECT_ARRAY,
+    E_EXPECT_BOOL,
+    E_EXPECT_INT,
+    E_EXPECT_NULL,
+    E_EXPECT_NUMBER,
+    E_EXPECT_OBJECT,
+    E_EXPECT_STRING,
+    E_INT_RANGE,
+    E_JSON_TYPE,
+    E_SLOW,
     E_SURROGATE,
     E_SYNTAX,
+    E_TRAILING,
     E_TRUNC,
+    J_BOOL,
+    J_DATE,
+    J_FLOAT,
+    J_INT,
+    J_JSON,
+    J_LIST,
+    J_MAP,
+    J_NULL,
+    J_STRING,
+    J_STRUCT,
+    J_TS,
+    SKIP,
+    T_ARRAY,
+    T_BOOLEAN,
+    T_INTEGER,
+    T_INTEGRAL,
+    T_NULL,
+    T_NUMBER,
+    T_OBJECT,
+    T_STRING,
+    V_CHECK,
+    V_COUNT,
+    V_NULL,
+    V_UNKNOWN,
+    JStack,
+)
+from connector.formats.json_schema._kscan import (
     is_null,
     literal_len,
     scan_number,
@@ -69,25 +109,6 @@ from connector.formats.json_schema._kscan import (  # noqa: F401 - E_*: the kern
 # (see the docstring)
 _helper = njit(nogil=True, _nrt=False)
 _handler = njit(nogil=True, _nrt=False, inline="always")
-
-J_STRUCT, J_MAP, J_LIST, J_STRING, J_TS, J_DATE, J_INT, J_FLOAT, J_BOOL, J_NULL, J_JSON = range(11)
-
-T_OBJECT, T_ARRAY, T_STRING, T_INTEGER, T_NUMBER, T_BOOLEAN, T_NULL = (1, 2, 4, 8, 16, 32, 64)
-#: A node flag beside the types: an integral number written with a fraction or an exponent
-#: (``2.0``, ``1e2``) is an integer, as JSON Schema says from draft 6 on (draft 4: only ``2``).
-#: The kernel leaves such a number to the reference path (rare; it reads it exactly).
-T_INTEGRAL = 128
-
-# E_SYNTAX .. E_SURROGATE (1 .. 5) are the scanners' (_kscan)
-E_TRAILING, E_DEEP, E_CAP, E_BIG, E_INT_RANGE, E_EXPECT_OBJECT, E_EXPECT_ARRAY, E_EXPECT_STRING, \
-    E_EXPECT_INT, E_EXPECT_NUMBER, E_EXPECT_BOOL, E_EXPECT_NULL, E_JSON_TYPE = range(6, 19)
-E_SLOW = 99  # decided by the reference path
-
-#: Validation flags of a node (``T.nflags``): what sends a row to the reference validator.
-V_NULL = 1  # a null here (the schema refuses null, or only the validator can say)
-V_CHECK = 2  # any other value here (a keyword only the validator checks)
-V_UNKNOWN = 4  # struct: a member outside its fields (additionalProperties false or a schema)
-V_COUNT = 8  # struct, map, list: members or items outside nlo .. nhi
 
 # frame kinds
 F_STRUCT, F_MAP, F_LIST, F_SKIPOBJ, F_SKIPARR, F_JOBJ, F_JARR = range(7)
@@ -200,6 +221,20 @@ def _max(a, floor):
 def _within(T, nd, count):
     """Whether ``count`` items or members keep node ``nd``'s bounds (V_COUNT)."""
     return (T.nflags[nd] & V_COUNT) == 0 or (T.nlo[nd] <= count <= T.nhi[nd])
+
+
+@_handler
+def _length(B, c, b0, k, raw):
+    """minLength/maxLength: a string's code points (its bytes written since ``b0``, UTF-8 lead
+    bytes counted); a date or date-time keeps no text: its ``raw`` bytes as written, never fewer
+    than its code points (the plan asks only what that bound decides)."""
+    if k != J_STRING:
+        return raw
+    n = 0
+    for q in range(B.bbase[c] + b0, B.bbase[c] + B.bcnt[c]):
+        if (B.bdata[q] & 0xC0) != 0x80:
+            n += 1
+    return n
 
 
 # -- values ----------------------------------------------------------------------------------
@@ -632,7 +667,11 @@ def rows(T, B, W, R, lim, vn, r0):
                     elif k != J_STRING and k != J_TS and k != J_DATE:
                         err = _expected(k)
                     else:
+                        p0 = pos
+                        b0 = B.bcnt[c]
                         pos, err, ovc, ovb = _string_value(B, buf, pos, end, k, c, ovc)
+                        if T.nflags[cur] & V_COUNT and not _within(T, cur, _length(B, c, b0, k, pos - p0 - 2)):
+                            R.check[r] = 1
                 elif ch == 45 or 48 <= ch <= 57:
                     pos, err, ovc, ovb = _number_value(T, B, buf, pos, end, cur, k, c, ovc)
                 elif ch == 123 or ch == 91:
@@ -730,3 +769,26 @@ def rows(T, B, W, R, lim, vn, r0):
                 R.slow[r] = 0
                 return r, ovc, -1, vn
     return n, -1, -1, vn
+
+
+@njit(nogil=True)
+def duplicates(codes, lens):
+    """Per list (``lens[r]`` consecutive entries of ``codes``: one number per distinct item value),
+    whether it holds a value twice: one pass, ``last[code]`` remembering the list that held it
+    last (uniqueItems; a sort of every (list, value) pair cost about 10% of a decode)."""
+    n = len(lens)
+    out = np.zeros(n, np.bool_)
+    top = 0
+    for x in codes:
+        if x > top:
+            top = x
+    last = np.full(top + 1, -1, np.int64)
+    at = 0
+    for r in range(n):
+        for _ in range(lens[r]):
+            k = codes[at]
+            at += 1
+            if last[k] == r:
+                out[r] = True
+            last[k] = r
+    return out

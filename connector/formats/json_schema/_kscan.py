@@ -6,11 +6,9 @@ reference counting, so LLVM inlines it into the kernel (see the kernel's docstri
 import numpy as np
 
 from connector.formats.core import njit
+from connector.formats.json_schema._kstate import E_CTRL, E_ESCAPE, E_SURROGATE, E_SYNTAX, E_TRUNC
 
 _helper = njit(nogil=True, _nrt=False)
-
-# error codes the scanners return (the kernel's E_* share these numbers)
-E_SYNTAX, E_TRUNC, E_CTRL, E_ESCAPE, E_SURROGATE = range(1, 6)
 
 _FNV = np.uint64(0xCBF29CE484222325)
 _FNVP = np.uint64(0x100000001B3)

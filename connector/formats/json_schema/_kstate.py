@@ -19,9 +19,34 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["JTables", "JRows", "JWork", "JStack", "JLimits", "work_for", "SKIP"]
+__all__ = ["JTables", "JRows", "JWork", "JStack", "JLimits", "work_for", "SKIP", "TYPE_ERRORS"]
 
+# -- the kernel's vocabulary (numbers the program, the kernel and the engine share) ----------
 SKIP = -2  # a node the reader does not keep: its value is validated as JSON only
+
+#: node kinds
+J_STRUCT, J_MAP, J_LIST, J_STRING, J_TS, J_DATE, J_INT, J_FLOAT, J_BOOL, J_NULL, J_JSON = range(11)
+
+#: JSON types a JSON-text node allows (``JTables.nallowed``)
+T_OBJECT, T_ARRAY, T_STRING, T_INTEGER, T_NUMBER, T_BOOLEAN, T_NULL = (1, 2, 4, 8, 16, 32, 64)
+#: A node flag beside the types: an integral number written with a fraction or an exponent
+#: (``2.0``, ``1e2``) is an integer, as JSON Schema says from draft 6 on (draft 4: only ``2``).
+#: The kernel leaves such a number to the reference path (rare; it reads it exactly).
+T_INTEGRAL = 128
+
+#: Validation flags of a node (``JTables.nflags``): what sends a row to the reference validator.
+V_NULL = 1  # a null here (the schema refuses null, or only the validator can say)
+V_CHECK = 2  # any other value here (a keyword only the validator checks)
+V_UNKNOWN = 4  # struct: a member outside its fields (additionalProperties false or a schema)
+V_COUNT = 8  # struct, map, list: members or items outside nlo .. nhi; date(-time): its text's bytes
+
+#: A row's error (``JRows.codes``; 0: none)
+E_SYNTAX, E_TRUNC, E_CTRL, E_ESCAPE, E_SURROGATE, E_TRAILING, E_DEEP, E_CAP, E_BIG, E_INT_RANGE, \
+    E_EXPECT_OBJECT, E_EXPECT_ARRAY, E_EXPECT_STRING, E_EXPECT_INT, E_EXPECT_NUMBER, E_EXPECT_BOOL, \
+    E_EXPECT_NULL, E_JSON_TYPE = range(1, 19)
+E_SLOW = 99  # decided by the reference path
+#: the errors of a value its column's type cannot hold (the schema may refuse it too)
+TYPE_ERRORS = (E_INT_RANGE, E_JSON_TYPE)
 
 
 class JTables(NamedTuple):
