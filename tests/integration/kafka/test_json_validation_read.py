@@ -89,3 +89,14 @@ def test_dropmalformed_keeps_only_the_valid_records(channel):
     rows = _peek(channel, "DROPMALFORMED").to_pylist()
     assert [r["key"] for r in rows] == [b"k0", b"k5"]
     assert rows[1]["value"] == {"foo": 4, "items": None}
+
+
+def test_json_schema_validation_false_reads_every_record_the_type_holds(channel):
+    path, options, _ = channel
+    rows = peek(path, "orders", n=len(RECORDS),
+                options={**options, "mode": "PERMISSIVE", "jsonSchemaValidation": "false"}).to_pylist()
+    errors = [r["_error"] for r in rows]
+    assert errors[1] is None and rows[1]["value"] == {"foo": None, "items": None}  # what the user gave up
+    assert errors[2] is None and errors[4] is None and errors[5] is None
+    assert errors[3] and "not valid against its schema" not in errors[3]  # "x" is no integer column value
+
