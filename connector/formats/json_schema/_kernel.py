@@ -94,6 +94,7 @@ from connector.formats.json_schema._kstate import (  # noqa: F401 - the vocabula
     V_CHECK,
     V_COUNT,
     V_NULL,
+    V_REQUIRED,
     V_UNKNOWN,
     JStack,
 )
@@ -476,10 +477,11 @@ def _close(T, B, W, F, R, t, f, close, jc, r, ovc):
     if f == F_STRUCT:  # members the object lacks: null (a required one: the validator judges)
         nd = F.fnode[t]
         obj = F.fobj[t]
+        req = T.nflags[nd] & V_REQUIRED
         for fi in range(T.nf0[nd], T.nf1[nd]):
             if W.seen[fi] != obj:
                 ovc = _nulls(T, B, T.ncol[T.fchild[fi]], ovc)
-                if T.freq[fi]:
+                if req and T.freq[fi]:
                     R.check[r] = 1
         if not _within(T, nd, F.fcnt[t]):
             R.check[r] = 1
@@ -643,10 +645,13 @@ def rows(T, B, W, R, lim, vn, r0):
                     err = E_TRUNC
                     break
                 ch = buf[pos]
+                vf = 0  # the node's validation flags
                 if jc < 0 and cur != SKIP:
-                    k = T.kind[cur]
+                    k = T.kind[cur]  # the kind, and the flags above it (one load per value)
+                    vf = k >> 8
+                    k &= 255
                     c = T.ncol[cur]
-                    if T.nflags[cur] & (V_CHECK if ch != 110 else V_NULL):
+                    if vf & (V_CHECK if ch != 110 else V_NULL):
                         R.check[r] = 1
                 else:
                     k = -1
@@ -666,12 +671,14 @@ def rows(T, B, W, R, lim, vn, r0):
                                                      False)
                     elif k != J_STRING and k != J_TS and k != J_DATE:
                         err = _expected(k)
-                    else:
+                    elif vf & V_COUNT:  # minLength / maxLength
                         p0 = pos
                         b0 = B.bcnt[c]
                         pos, err, ovc, ovb = _string_value(B, buf, pos, end, k, c, ovc)
-                        if T.nflags[cur] & V_COUNT and not _within(T, cur, _length(B, c, b0, k, pos - p0 - 2)):
+                        if not _within(T, cur, _length(B, c, b0, k, pos - p0 - 2)):
                             R.check[r] = 1
+                    else:
+                        pos, err, ovc, ovb = _string_value(B, buf, pos, end, k, c, ovc)
                 elif ch == 45 or 48 <= ch <= 57:
                     pos, err, ovc, ovb = _number_value(T, B, buf, pos, end, cur, k, c, ovc)
                 elif ch == 123 or ch == 91:

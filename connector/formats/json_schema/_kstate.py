@@ -39,6 +39,7 @@ V_NULL = 1  # a null here (the schema refuses null, or only the validator can sa
 V_CHECK = 2  # any other value here (a keyword only the validator checks)
 V_UNKNOWN = 4  # struct: a member outside its fields (additionalProperties false or a schema)
 V_COUNT = 8  # struct, map, list: members or items outside nlo .. nhi; date(-time): its text's bytes
+V_REQUIRED = 16  # struct: some of its fields are required (JTables.freq)
 
 #: A row's error (``JRows.codes``; 0: none)
 E_SYNTAX, E_TRUNC, E_CTRL, E_ESCAPE, E_SURROGATE, E_TRAILING, E_DEEP, E_CAP, E_BIG, E_INT_RANGE, \
@@ -52,7 +53,7 @@ TYPE_ERRORS = (E_INT_RANGE, E_JSON_TYPE)
 class JTables(NamedTuple):
     """One schema tree as tables, one row per node (``n*``) and per struct field (``f*``)."""
 
-    kind: np.ndarray  # node kind (the kernel's J_*)
+    kind: np.ndarray  # node kind (J_*), and its V_* flags shifted left by 8 (one load reads both)
     ncol: np.ndarray  # the node's output column
     nchild: np.ndarray  # list/map: the item node
     nkey: np.ndarray  # map: the key column

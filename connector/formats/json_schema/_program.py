@@ -82,7 +82,8 @@ class JsonProgram:
                127 | (_INTEGRAL if n.integral and n.kind in ("int", "json") else 0), 0, 0, 0, 0, 0, 0, 0]
         if rule is not None:
             row[9:12] = [(K.V_NULL if rule.null else 0) | (K.V_CHECK if rule.check else 0) |
-                         (K.V_UNKNOWN if rule.unknown else 0) | (K.V_COUNT if rule.counted else 0), rule.lo, rule.hi]
+                         (K.V_UNKNOWN if rule.unknown else 0) | (K.V_COUNT if rule.counted else 0) |
+                         (K.V_REQUIRED if rule.required else 0), rule.lo, rule.hi]
         self._rows.append(row)
         c = row[1]
         if rule is not None and rule.leaf is not None:
@@ -148,7 +149,7 @@ class JsonProgram:
     def tables(self, root: int | None = None) -> JTables:
         """The kernel's schema tables (``root``: another root node, e.g. the kernel's SKIP to
         validate the JSON only)."""
-        return JTables(kind=self.kind, ncol=self.ncol, nchild=self.nchild, nkey=self.nkey, nallowed=self.nallowed,
+        return JTables(kind=self.kind | (self.nflags << 8), ncol=self.ncol, nchild=self.nchild, nkey=self.nkey, nallowed=self.nallowed,
                        nf0=self.nf0, nf1=self.nf1, ntab=self.ntab, nmask=self.nmask, nflags=self.nflags,
                        nlo=self.nlo, nhi=self.nhi, fchild=self.fchild, fname0=self.fname0,
                        fname1=self.fname1, fplain=self.fplain, freq=self.freq,

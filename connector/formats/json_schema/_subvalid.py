@@ -123,6 +123,64 @@ def _fast(root: Any, s: Any, slow: Callable[[Any], bool]) -> Check | None:
     return check
 
 
+def _resolve(root: Any, s: Any) -> Any:
+    """A pure local ``$ref`` followed (one step at a time, at most 32)."""
+    for _ in range(32):
+        if not (isinstance(s, dict) and set(s) - _ANNOTATIONS == {"$ref"} and isinstance(s["$ref"], str)
+                and s["$ref"].startswith("#/")):
+            return s
+        node = root
+        for part in s["$ref"][2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        s = node
+    return None
+
+
+def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
+    """A ``oneOf``/``anyOf`` of object schemas told apart by one member fixed to a string in each
+    (``{"object": {"const": "charge"}}``; Stripe, CloudEvents, payment kinds): a value holding that
+    member can only meet the branch its string names, so only that branch is checked. The answers
+    are the same: every other branch refuses the value (its ``const``/one-value ``enum`` differs),
+    so ``oneOf`` and ``anyOf`` both hold exactly when that one does. A string no branch names meets
+    none; a value without the member (or not a string there) is checked against every branch."""
+    if not isinstance(s, dict) or len(set(s) - _ANNOTATIONS) != 1:
+        return None
+    key = next(iter(set(s) - _ANNOTATIONS))
+    branches = s[key]
+    if key not in ("oneOf", "anyOf") or not isinstance(branches, list) or len(branches) < 2:
+        return None
+    resolved = [_resolve(root, b) for b in branches]
+    if not all(isinstance(b, dict) and b.get("type") == "object" and isinstance(b.get("properties"), dict)
+               for b in resolved):
+        return None
+
+    def fixed(b, name):
+        p = b["properties"].get(name)
+        if not isinstance(p, dict):
+            return None
+        values = [p["const"]] if "const" in p else p.get("enum")
+        return values[0] if isinstance(values, list) and len(values) == 1 and isinstance(values[0], str) else None
+
+    for name in resolved[0]["properties"]:
+        tags = [fixed(b, name) for b in resolved]
+        if None in tags or len(set(tags)) != len(tags):
+            continue
+        table = {tag: sub_check(root, b, reference) for tag, b in zip(tags, branches)}
+
+        def check(doc: Any, text: str | None = None, name=name, table=table) -> bool:
+            if isinstance(doc, dict):
+                tag = doc.get(name)
+                if type(tag) is str:
+                    branch = table.get(tag)
+                    return branch is not None and branch(doc, text)
+            return full(doc, text)
+        return check
+    return None
+
+
 def sub_check(root: Any, s: Any, reference: Any = None) -> Check:
     """``check(value, text=None) -> bool``: whether ``value`` (parsed from JSON ``text``, when the
     caller has it) is valid against ``s``, a part of the schema document ``root`` (its ``$ref``s
@@ -131,10 +189,8 @@ def sub_check(root: Any, s: Any, reference: Any = None) -> Check:
     if reference is None:
         reference = validator_class(root)(root)
     slow = reference.evolve(schema=s).is_valid
-    fast = _fast(root, s, slow)
-    if fast is not None:
-        return fast
-
-    def check(doc: Any, text: str | None = None) -> bool:
-        return slow(doc)
-    return check
+    full = _fast(root, s, slow)
+    if full is None:
+        def full(doc: Any, text: str | None = None) -> bool:
+            return slow(doc)
+    return _tagged(root, _resolve(root, s), reference, full) or full

@@ -31,6 +31,8 @@ def obj(props, **kw):
 
 
 S = {"type": "string"}
+TAG_A = {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}}
+TAG_B = {"type": "object", "properties": {"kind": {"enum": ["b"]}, "y": {"type": "string"}}}
 I = {"type": "integer"}  # noqa: E741
 N = {"type": "number"}
 
@@ -157,6 +159,16 @@ CASES = [
      None),
     ("anyOf", obj({"a": {"anyOf": [{"type": "integer", "minimum": 5}, {"type": "string"}]}}), {"a": 1}, False,
      "minimum"),
+    # unions told apart by a member fixed per branch (only the named branch is checked)
+    ("oneOf-tagged-named-branch-refuses", obj({"a": {"oneOf": [TAG_A, TAG_B]}}), {"a": {"kind": "a", "x": "s"}},
+     False, "enum"),  # jsonschema's best match: the other branch's tag
+    ("oneOf-tagged-unknown-tag", obj({"a": {"oneOf": [TAG_A, TAG_B]}}), {"a": {"kind": "c"}}, False, "oneOf"),
+    ("oneOf-tagged-ok", obj({"a": {"oneOf": [TAG_A, TAG_B]}}), {"a": {"kind": "b", "y": "s"}}, True, None),
+    ("oneOf-tagged-no-tag-matches-both", obj({"a": {"oneOf": [TAG_A, TAG_B]}}), {"a": {}}, False, "oneOf"),
+    ("anyOf-tagged-no-tag", obj({"a": {"anyOf": [TAG_A, TAG_B]}}), {"a": {"x": 1}}, True, None),
+    ("anyOf-tagged-by-ref", {"definitions": {"a": TAG_A, "b": TAG_B},
+                             **obj({"a": {"anyOf": [{"$ref": "#/definitions/a"}, {"$ref": "#/definitions/b"}]}})},
+     {"a": {"kind": "a", "x": 1.5}}, False, "enum"),
     ("allOf", obj({"a": {"allOf": [{"type": "integer"}, {"minimum": 5}]}}), {"a": 1}, False, "minimum"),
     ("not", obj({"a": {"type": "integer", "not": {"enum": [3]}}}), {"a": 3}, False, "not"),
     ("if-then-else", {"$schema": D7, **obj({"a": I, "b": I}, **{"if": {"required": ["a"]},
