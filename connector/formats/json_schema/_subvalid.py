@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from connector.formats.json_schema._reference import draft_of, validator_class
+from connector.formats.json_schema._reference import LEGACY_REF, draft_of, validator_class
 
 __all__ = ["sub_check"]
 
@@ -140,12 +140,18 @@ def _resolve(root: Any, s: Any) -> Any:
 
 
 def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
-    """A ``oneOf``/``anyOf`` of object schemas told apart by one member fixed to a string in each
-    (``{"object": {"const": "charge"}}``; Stripe, CloudEvents, payment kinds): a value holding that
-    member can only meet the branch its string names, so only that branch is checked. The answers
-    are the same: every other branch refuses the value (its ``const``/one-value ``enum`` differs),
-    so ``oneOf`` and ``anyOf`` both hold exactly when that one does. A string no branch names meets
-    none; a value without the member (or not a string there) is checked against every branch."""
+    """A ``oneOf``/``anyOf`` of object schemas, checked against the branches an object can meet:
+
+    * told apart by one member fixed to a string in each (``{"object": {"const": "charge"}}``;
+      Stripe, CloudEvents, payment kinds): a value holding that member can only meet the branch its
+      string names, so only that branch is checked (every other branch refuses it: its
+      ``const``/one-value ``enum`` differs). A string no branch names meets none; a value without
+      the member (or not a string there) is checked against every branch;
+    * else, when branches list ``required`` members: a branch whose required members the object
+      lacks refuses it, so only the others are checked (``oneOf``: when one is left; when several
+      are, every branch, to count them).
+
+    Either way ``oneOf`` and ``anyOf`` give the answers checking every branch gives."""
     if not isinstance(s, dict) or len(set(s) - _ANNOTATIONS) != 1:
         return None
     key = next(iter(set(s) - _ANNOTATIONS))
@@ -156,19 +162,21 @@ def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
     if not all(isinstance(b, dict) and b.get("type") == "object" and isinstance(b.get("properties"), dict)
                for b in resolved):
         return None
+    keywords = validator_class(root).VALIDATORS  # const from draft 6, required from draft 4
 
     def fixed(b, name):
         p = b["properties"].get(name)
-        if not isinstance(p, dict):
+        if not isinstance(p, dict) or ("$ref" in p and draft_of(root) in LEGACY_REF):
             return None
-        values = [p["const"]] if "const" in p else p.get("enum")
+        values = [p["const"]] if "const" in p and "const" in keywords else p.get("enum")
         return values[0] if isinstance(values, list) and len(values) == 1 and isinstance(values[0], str) else None
 
+    checks = [sub_check(root, b, reference) for b in branches]
     for name in resolved[0]["properties"]:
         tags = [fixed(b, name) for b in resolved]
         if None in tags or len(set(tags)) != len(tags):
             continue
-        table = {tag: sub_check(root, b, reference) for tag, b in zip(tags, branches)}
+        table = dict(zip(tags, checks))
 
         def check(doc: Any, text: str | None = None, name=name, table=table) -> bool:
             if isinstance(doc, dict):
@@ -178,7 +186,22 @@ def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
                     return branch is not None and branch(doc, text)
             return full(doc, text)
         return check
-    return None
+    # no tag: a branch whose required members the value lacks refuses it (no need to ask it)
+    required = [frozenset(b["required"]) if isinstance(b.get("required"), list) and
+                all(isinstance(x, str) for x in b["required"]) else frozenset() for b in resolved]
+    if "required" not in keywords or not any(required):
+        return None
+    one = key == "oneOf"
+
+    def by_members(doc: Any, text: str | None = None) -> bool:
+        if not isinstance(doc, dict):
+            return full(doc, text)
+        present = doc.keys()
+        candidates = [c for c, req in zip(checks, required) if req <= present]
+        if one and len(candidates) > 1:
+            return full(doc, text)  # several may hold: count them all
+        return any(c(doc, text) for c in candidates)
+    return by_members
 
 
 def sub_check(root: Any, s: Any, reference: Any = None) -> Check:

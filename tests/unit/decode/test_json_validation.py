@@ -33,6 +33,9 @@ def obj(props, **kw):
 S = {"type": "string"}
 TAG_A = {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}}
 TAG_B = {"type": "object", "properties": {"kind": {"enum": ["b"]}, "y": {"type": "string"}}}
+TAG_C = {"type": "object", "properties": {"kind": {"const": "c"}, "y": {"type": "string"}}}
+REQ_X = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+REQ_Y = {"type": "object", "properties": {"y": {"type": "integer"}}, "required": ["y"]}
 I = {"type": "integer"}  # noqa: E741
 N = {"type": "number"}
 
@@ -166,6 +169,12 @@ CASES = [
     ("oneOf-tagged-ok", obj({"a": {"oneOf": [TAG_A, TAG_B]}}), {"a": {"kind": "b", "y": "s"}}, True, None),
     ("oneOf-tagged-no-tag-matches-both", obj({"a": {"oneOf": [TAG_A, TAG_B]}}), {"a": {}}, False, "oneOf"),
     ("anyOf-tagged-no-tag", obj({"a": {"anyOf": [TAG_A, TAG_B]}}), {"a": {"x": 1}}, True, None),
+    ("oneOf-const-ignored-draft4", {"$schema": D4, **obj({"a": {"oneOf": [TAG_A, TAG_C]}})}, {"a": {"kind": "a"}},
+     False, "oneOf"),  # draft 4 has no const: both branches hold
+    ("oneOf-by-required", obj({"a": {"oneOf": [REQ_X, REQ_Y]}}), {"a": {"x": 1}}, True, None),
+    ("oneOf-by-required-both", obj({"a": {"oneOf": [REQ_X, REQ_Y]}}), {"a": {"x": 1, "y": 2}}, False, "oneOf"),
+    ("oneOf-by-required-refused", obj({"a": {"oneOf": [REQ_X, REQ_Y]}}), {"a": {"x": "s"}}, False, "type"),
+    ("anyOf-by-required-none", obj({"a": {"anyOf": [REQ_X, REQ_Y]}}), {"a": {"z": 1}}, False, "anyOf"),
     ("anyOf-tagged-by-ref", {"definitions": {"a": TAG_A, "b": TAG_B},
                              **obj({"a": {"anyOf": [{"$ref": "#/definitions/a"}, {"$ref": "#/definitions/b"}]}})},
      {"a": {"kind": "a", "x": 1.5}}, False, "enum"),
