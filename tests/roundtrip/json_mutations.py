@@ -8,7 +8,9 @@ of the schema, each numeric bound and its neighbours (±1, ±0.5, exclusive edge
 code point shorter or longer than a ``minLength``/``maxLength`` and one that breaks a ``pattern``,
 arrays one item past ``minItems``/``maxItems`` and with an item repeated (``uniqueItems``), a
 valid value of another ``oneOf``/``anyOf`` branch or two branches merged. Whether the result is
-valid is not decided here: the test asks python-jsonschema (the reference).
+valid is not decided here: the test asks python-jsonschema (the reference). Every value put
+into a document is a copy (an edit changes documents in place; a shared value would change the
+next draws, which Hypothesis reports as a flaky strategy).
 """
 from __future__ import annotations
 
@@ -96,16 +98,16 @@ def _edit(draw, doc, schema, hints, branches):
         return doc
     if kind == "add":
         if isinstance(value, dict):
-            value[draw(st.sampled_from(hints["names"]))] = draw(st.sampled_from(_OTHER_TYPES + ["x"]))
+            value[draw(st.sampled_from(hints["names"]))] = copy.deepcopy(draw(st.sampled_from(_OTHER_TYPES + ["x"])))
         elif isinstance(value, list):
-            value.append(draw(st.sampled_from(_OTHER_TYPES)))
+            value.append(copy.deepcopy(draw(st.sampled_from(_OTHER_TYPES))))
         return doc
     if kind == "null":
         return _set(doc, path, None)
     if kind == "type":
         return _set(doc, path, copy.deepcopy(draw(st.sampled_from(_OTHER_TYPES))))
     if kind == "enum" and hints["enum"]:
-        return _set(doc, path, draw(st.sampled_from(hints["enum"])))
+        return _set(doc, path, copy.deepcopy(draw(st.sampled_from(hints["enum"]))))
     if kind == "number" and hints["numbers"]:
         return _set(doc, path, draw(st.sampled_from(hints["numbers"])))
     if kind == "length":
@@ -119,7 +121,8 @@ def _edit(draw, doc, schema, hints, branches):
         n = draw(st.sampled_from(hints["items"] or [0, 1, 5]))
         if isinstance(value, list):
             fill = value[0] if value else draw(st.sampled_from(_OTHER_TYPES))
-            return _set(doc, path, (value * (n // max(len(value), 1) + 1))[:n] if value else [fill] * n)
+            items = (value * (n // max(len(value), 1) + 1))[:n] if value else [fill] * n
+            return _set(doc, path, copy.deepcopy(items))
         if isinstance(value, dict):
             return _set(doc, path, dict(list(value.items())[:n]))
         return doc
@@ -129,10 +132,10 @@ def _edit(draw, doc, schema, hints, branches):
     if kind == "branch" and branches:
         other = draw(st.sampled_from(branches))
         if isinstance(value, dict) and isinstance(other, dict) and draw(st.booleans()):
-            return _set(doc, path, {**value, **other})  # two branches' members at once
+            return _set(doc, path, copy.deepcopy({**value, **other}))  # two branches' members at once
         return _set(doc, path, copy.deepcopy(other))
     if kind == "free":
-        return _set(doc, path, draw(FREE))
+        return _set(doc, path, copy.deepcopy(draw(FREE)))
     return doc
 
 
