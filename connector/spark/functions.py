@@ -47,12 +47,13 @@ def _split_options(options: Mapping[str, str] | None) -> tuple[dict[str, str], d
         key = str(k).strip().lower()
         if key.startswith("schema.registry."):
             registry[key] = v
-        elif key.startswith(("rules.", "kafka.")) or key == "use.latest.with.metadata":
+        elif key.startswith(("rules.", "kafka.")) or key in ("use.latest.with.metadata", "jsonschemavalidation"):
             contract[key] = v
         else:
             raise ConfigError(f"unknown option {k!r}: column-function options are the source's "
-                              "'schema.registry.*' settings and the data-contract options ('rules.*', "
-                              "'use.latest.with.metadata', 'kafka.*' for a dead-letter topic)")
+                              "'schema.registry.*' settings, the data-contract options ('rules.*', "
+                              "'use.latest.with.metadata', 'kafka.*' for a dead-letter topic) and "
+                              "'jsonSchemaValidation'")
     return registry, contract
 
 
@@ -79,8 +80,9 @@ def _channel_plan(asyncapi: str | None, channel: str | None, server: str | None)
 
 
 def _contract(options: Mapping[str, str] | None) -> dict:
-    """``SchemaRequest`` fields of the data-contract options, typed by the option table as a job's are
-    (the table's parser wants a document and a channel: placeholders, never read)."""
+    """``SchemaRequest`` fields of the data-contract options and ``jsonSchemaValidation``, typed by
+    the option table as a job's are (the table's parser wants a document and a channel:
+    placeholders, never read)."""
     from connector.options import parse_any
 
     _, contract = _split_options(options)
@@ -94,7 +96,8 @@ def _contract(options: Mapping[str, str] | None) -> dict:
     conf = opts.kafka_settings()
     if conf:
         settings = settings.with_producer(conf)
-    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata}
+    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata,
+            "validate_json": req.validate_json}
 
 
 def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest:
