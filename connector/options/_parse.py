@@ -117,6 +117,7 @@ class SourceOptions:
     value_shape: ValueShape = default_of("value_shape")
     enum_repr: EnumRepr = default_of("enum_repr")
     recursion_depth: int = default_of("recursion_depth")
+    json_validation: bool = default_of("json_validation")
     schema_subject: str | None = None
     schema_version: str = default_of("schema_version")
     schema_id: int | None = None

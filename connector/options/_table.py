@@ -381,6 +381,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("enumsAsInts", enum_repr, READ, "enum_repr", "false", "Protobuf enums as their numbers instead of names."),
     _o("recursionDepth", integer(0), READ, "recursion_depth", "0",
        "Cut recursive schemas at this depth (0 refuses them)."),
+    _o("jsonSchemaValidation", boolean, READ | {FROM_REGISTRY}, "json_validation", "true",
+       "JSON payloads: a record its JSON Schema refuses (python-jsonschema's verdict; `format` is not asserted) "
+       "is a malformed record (see `mode`). `false` gives that check up: every record the Arrow type can hold is "
+       "read, valid or not."),
     _o("schemaEvolutionMode", enum_of(EvolutionMode), READ, "evolution_mode", "none",
        "Fields a writer has and the reader lacks: `none` (dropped), `rescue` (JSON in `_rescued_data`) or "
        "`failOnNewFields` (the query stops, naming the writer schema id)."),

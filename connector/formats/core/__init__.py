@@ -11,7 +11,13 @@ Examples
 (<Mode.PERMISSIVE: 'PERMISSIVE'>, <EvolutionMode.RESCUE: 'rescue'>)
 """
 from connector.formats.core._arrow import payload_view, to_arrow_checked
-from connector.formats.core._colbuf import ColumnBuffers, ColumnTree, collection_array, collection_offsets
+from connector.formats.core._colbuf import (
+    ColumnBuffers,
+    ColumnTree,
+    KernelBuffers,
+    collection_array,
+    collection_offsets,
+)
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
 from connector.formats.core._encode_options import FALLBACKS, EncodeOptions, EncodeResult, note_fallback
@@ -75,7 +81,7 @@ __all__ = [
     "DocumentPayload", "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "RecordForm",
     "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
     "coerce", "RowErrors", "binary_from_buffers", "byte_rows", "dense",

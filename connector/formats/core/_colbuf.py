@@ -10,12 +10,27 @@ per row, so a steady stream never regrows.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["ColumnBuffers", "ColumnTree", "collection_offsets", "collection_array"]
+__all__ = ["ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_offsets", "collection_array"]
+
+
+class KernelBuffers(NamedTuple):
+    """The buffers as a kernel takes them, by name (numba compiles field access to a plain load)."""
+
+    cbase: np.ndarray  # column → first value slot
+    ccap: np.ndarray  # column → value slots
+    cnt: np.ndarray  # column → values written
+    cval: np.ndarray  # int64 values (one slot past the end: the overflow sink)
+    cvalid: np.ndarray  # uint8 validity (0 null, else a kernel code)
+    clen: np.ndarray  # int64 lengths (bytes of a byte column's value)
+    bbase: np.ndarray  # column → first byte
+    bcap: np.ndarray  # column → bytes
+    bcnt: np.ndarray  # column → bytes written
+    bdata: np.ndarray  # uint8
 
 
 class ColumnBuffers:
@@ -51,6 +66,10 @@ class ColumnBuffers:
         bdata."""
         return (self.base, self.cap, self.cnt, self.val, self.valid, self.len, self.bbase,
                 self.bcap, self.bcnt, self.bdata)
+
+    def named(self) -> KernelBuffers:
+        """The buffers by name (a new record after :meth:`grow`, which replaces arrays)."""
+        return KernelBuffers(*self.args())
 
     def grow(self, over: int, overb: int, row_bytes: int) -> None:
         """Room for column ``over``'s values or ``overb``'s bytes (a row of ``row_bytes``)."""

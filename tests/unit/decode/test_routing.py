@@ -276,22 +276,7 @@ def test_reading_one_message_of_several_refuses_records_another_type_header_name
     assert not one.routes_by_header  # a channel of one message has nothing to tell apart
 
 
-# -- with JSON Schema validation on read (issue 37 item 1, branch jsonval) -------------------------------
-def _validates_on_read() -> bool:
-    """Whether the JSON decoder rejects a record missing a `required` property (item 1 merged)."""
-    from connector.schema import InlineSchema, SchemaRequest, value_decoder
-
-    dec = value_decoder(SchemaRequest(inline=InlineSchema.of({"type": "object", "required": ["a"],
-                                                              "properties": {"a": {"type": "string"}}})),
-                        plan=None, registry=None, framing=Framing.NONE)
-    return read(dec, [{}])[1][0] is not None
-
-
-needs_validation = pytest.mark.skipif(not _validates_on_read(), reason="JSON Schema validation on read (issue 37 "
-                                      "item 1, branch jsonval) is not merged: records missing `required` still decode")
-
-
-@needs_validation
+# -- with JSON Schema validation on read (issue 37 item 1) -------------------------------------------
 def test_validation_tells_apart_messages_by_required_properties_and_enums():
     """The issue's reproduction: A (required foo) and B (required someString, an enum): each record
     goes to the one message whose schema accepts it; a record of neither is a row error."""
@@ -305,7 +290,6 @@ def test_validation_tells_apart_messages_by_required_properties_and_enums():
     assert errors[:2] == [None, None] and "fits none" in errors[2] and "fits none" in errors[3]
 
 
-@needs_validation
 def test_springwolf_records_without_headers_route_by_their_required_properties():
     """Without headers, springwolf's MonetaryAmount (no `required`, any other property allowed)
     accepts every object: a record goes to another message only when MonetaryAmount rejects it,

@@ -139,3 +139,10 @@ def test_compression_only_with_glue_is_one_check():
     users = {str(p.relative_to(ROOT)) for p in (ROOT / "connector").rglob("*.py")
              if "glue_compression(opts" in p.read_text(encoding="utf-8")}
     assert {"connector/write/_setup.py", "connector/spark/functions.py"} <= users
+
+
+def test_from_registry_takes_json_schema_validation_by_its_source_name():
+    assert parse_arguments(FROM_REGISTRY, {}).json_validation is True
+    assert parse_arguments(FROM_REGISTRY, {}, {"jsonSchemaValidation": "false"}).json_validation is False
+    with pytest.raises(ConfigError):
+        parse_arguments(TO_REGISTRY, {}, {"jsonSchemaValidation": "false"})
