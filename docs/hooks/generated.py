@@ -1,7 +1,8 @@
 """mkdocs hook: the parts of pages that are generated from the code when the site is built.
 
-- ``<!-- generated: options table -->`` / ``<!-- generated: write options table -->``: the option
-  tables, from the option table (``connector.options.expand_option_tables``);
+- ``<!-- generated: options table -->`` / ``<!-- generated: write options table -->`` /
+  ``<!-- generated: column function options table -->``: the option tables, from the option table
+  (``connector.options.expand_option_tables``);
 - ``<!-- generated: cli help -->``: the ``--help`` of ``asyncapi-kafka`` and each sub-command,
   from the command's own argparse parser.
 

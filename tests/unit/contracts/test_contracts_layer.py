@@ -144,8 +144,7 @@ def test_the_sink_leaves_dlq_records_out_of_the_batch(server, kafka):
     produced, the others are, and the batch does not fail."""
     import pyarrow as pa
 
-    from connector.spark._write_task import encode_batch
-    from connector.spark._write_types import Encoding, EncodingMode, WriteSetup
+    from connector.write import Encoding, EncodingMode, WriteSetup, encode_batch
     from connector.schema import value_writer
     from wireformat import Framing
 

@@ -1,46 +1,61 @@
-"""Executor side of an exactly-once write (``deliveryGuarantee=exactly-once``): the task's rows in
-one Kafka transaction (:mod:`connector.kafka._txn`), its identity taken from Spark's task context."""
+"""Executor side of a write, per task: every input batch encoded (:func:`encode_batch`) and produced,
+and the task returns only when every record is acknowledged.
+
+At-least-once (:func:`write_batches`): an idempotent producer, every delivery report checked.
+Exactly-once (:func:`write_exactly_once`): the task's rows in one Kafka transaction
+(:mod:`connector.kafka._txn`), committed with its (batch, partition) marker; its identity
+(transactional id, batch id) is given by the caller — the Spark sink takes it from its task context.
+"""
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 
-import pyarrow.compute as pc
+import pyarrow as pa
 
-from connector.errors import ConfigError
-from connector.spark._write_task import _topic_of, encode_batch
-from connector.spark._write_types import WriteCommit, WriteSetup
+from connector.write._pipeline import encode_batch, topic_namer
+from connector.write._types import WriteResult, WriteSetup
 
-__all__ = ["task_identity", "write_exactly_once"]
+__all__ = ["write_batches", "write_exactly_once"]
 
 log = logging.getLogger("asyncapi_kafka")
 
 
-def task_identity(setup: WriteSetup) -> tuple[str, int]:
-    """(transactional id, batch id) of the running task: a stream's persistent query id (kept
-    in its checkpoint, so a restart has the same) and micro-batch id, from the local properties
-    Spark gives its tasks; a batch write's ``writeId`` and batch 0."""
-    from pyspark import TaskContext
+def write_batches(setup: WriteSetup, batches: Iterable[pa.RecordBatch]) -> WriteResult:
+    """Produce every batch of one task; return only when every record is acknowledged
+    (at-least-once)."""
+    from connector.kafka import producer_for
 
-    from connector.kafka import transactional_id
+    bp = producer_for(setup.kafka_conf(warn=False))
+    rows = 0
+    seen: set[str] = set()
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            out = encode_batch(setup, batch)
+            bp.check_sizes(topic_namer(out.topics), out.values, out.keys, out.header_sizes)
+            bp.produce(out.topics, out.values, out.keys, out.partitions, out.headers)
+            rows += batch.num_rows
+            seen.update(out.topic_names())
+        bp.finish()
+    except BaseException:
+        bp.abandon()
+        raise
+    return WriteResult(rows=rows, topics=tuple(sorted(seen)), pid=os.getpid())
 
-    tc = TaskContext.get()
-    if tc is None:
-        raise ConfigError("an exactly-once write task runs outside a Spark task: no partition id to fence by")
-    opts = setup.options
-    if opts.streaming:
-        query, batch = tc.getLocalProperty("sql.streaming.queryId"), tc.getLocalProperty("streaming.sql.batchId")
-        if not query or batch is None:
-            raise ConfigError("an exactly-once stream write found no query id or micro-batch id in its task "
-                              "context (sql.streaming.queryId, streaming.sql.batchId)")
-        return transactional_id(opts.transactional_id_prefix, query, tc.partitionId()), int(batch)
-    return transactional_id(opts.transactional_id_prefix, str(opts.write_id), tc.partitionId()), 0
 
-
-def write_exactly_once(setup: WriteSetup, iterator, identity: tuple[str, int]) -> WriteCommit:
+def write_exactly_once(setup: WriteSetup, batches: Iterable[pa.RecordBatch], identity: tuple[str, int]) -> WriteResult:
     """The task's rows in one Kafka transaction, committed with its (batch, partition) marker
     (:mod:`connector.kafka._txn`); an attempt that finds the marker committed writes nothing,
-    and compares what it would have written with what was."""
+    and compares what it would have written with what was.
+
+    Parameters
+    ----------
+    identity : (str, int)
+        The task's transactional id (fenced per query and partition) and batch id.
+    """
     from connector.kafka import Digest, Marker, Opening, TaskTransaction
 
     tid, batch_id = identity
@@ -52,10 +67,10 @@ def write_exactly_once(setup: WriteSetup, iterator, identity: tuple[str, int]) -
     digest = Digest()
     seen: set[str] = set()
     try:
-        for batch in iterator:
+        for batch in batches:
             if batch.num_rows == 0:
                 continue
-            topics, values, keys, partitions, headers, hsize = encode_batch(setup, batch)
+            out = encode_batch(setup, batch)
             if txn is None:
                 txn, done = opening.result()
                 # a marker of an earlier batch: this one is new; of this batch (or a later one,
@@ -64,15 +79,15 @@ def write_exactly_once(setup: WriteSetup, iterator, identity: tuple[str, int]) -
                     done = None
                 if done is None:
                     txn.begin()
-            digest.update(values, keys, partitions)
+            digest.update(out.values, out.keys, out.partitions)
             if done is None:
-                txn.producer.check_sizes(_topic_of(topics), values, keys, hsize)
-                txn.produce(topics, values, keys, partitions, headers)
-            seen.update([topics] if isinstance(topics, str) else pc.unique(topics).to_pylist())
+                txn.producer.check_sizes(topic_namer(out.topics), out.values, out.keys, out.header_sizes)
+                txn.produce(out.topics, out.values, out.keys, out.partitions, out.headers)
+            seen.update(out.topic_names())
         if txn is None:
-            return WriteCommit(rows=0, topics=(), pid=os.getpid())
+            return WriteResult(rows=0, topics=(), pid=os.getpid())
         if done is not None:
-            return WriteCommit(rows=0, topics=tuple(sorted(seen)), pid=os.getpid(), replayed=digest.rows,
+            return WriteResult(rows=0, topics=tuple(sorted(seen)), pid=os.getpid(), replayed=digest.rows,
                                mismatch=_replay_mismatch(done, digest, tid, batch_id))
         txn.commit(Marker(batch_id, digest.rows, digest.value))
     except BaseException:
@@ -84,7 +99,7 @@ def write_exactly_once(setup: WriteSetup, iterator, identity: tuple[str, int]) -
             opening.abandon()
         else:
             opening.close()
-    return WriteCommit(rows=digest.rows, topics=tuple(sorted(seen)), pid=os.getpid())
+    return WriteResult(rows=digest.rows, topics=tuple(sorted(seen)), pid=os.getpid())
 
 
 def _replay_mismatch(done, digest, tid: str, batch_id: int) -> str | None:
