@@ -76,7 +76,8 @@ class CachingRegistry(SchemaRegistry):
 
     Examples
     --------
-    >>> from registry import RegistryConfig, ConfluentRegistry
+    >>> from registry import RegistryConfig
+    >>> from registry._confluent import ConfluentRegistry
     >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("t-value", '"int"')
