@@ -4,7 +4,7 @@ Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_op
 :func:`plan_ranges` (Spark's ``KafkaOffsetRangeCalculator``), :func:`validate_ranges`,
 :class:`Pushdown` (filters a batch read took over from Spark: topics, partitions, offsets, rows).
 Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
-Sink: :func:`producer_for` (an idempotent producer, every delivery checked),
+Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
 :class:`TaskTransaction` (exactly-once: one transaction per task attempt, fenced, committed with
 its :class:`Marker`), :func:`ensure_topics` (``createTopics`` from channel bindings).
 Local brokers for tests and the demo live in :mod:`connector.testing`.
@@ -15,7 +15,7 @@ from ._consume import RAW_ARROW_SCHEMA, RAW_ARROW_SCHEMA_NO_HEADERS, commit_offs
 from ._offsets import EARLIEST, LATEST, OffsetKind, OffsetSpec, check_batch_start, parse_offsets_option
 from ._ranges import OffsetRange, pack_ranges, plan_ranges, reconcile_offsets, report_data_loss, validate_ranges
 from ._header_rows import concat_header_rows, header_rows, split_header
-from ._produce import OWNED_PRODUCER_SETTINGS, Headers, producer_for
+from ._produce import OWNED_PRODUCER_SETTINGS, BatchProducer, Headers, producer_for
 from ._txn import Digest, Marker, Opening, TaskTransaction, transactional_id
 from ._reader import KafkaOffsetReader
 from ._pushdown import Predicate, Pushdown
@@ -28,7 +28,7 @@ __all__ = [
     "read_range", "read_ranges", "sample_tail", "RAW_ARROW_SCHEMA", "RAW_ARROW_SCHEMA_NO_HEADERS", "commit_offsets",
     "kafka_conf_from_options", "is_secret_setting", "bootstrap_without_credentials",
     "kafka_error", "norm_config",
-    "OWNED_PRODUCER_SETTINGS", "Headers", "producer_for",
+    "OWNED_PRODUCER_SETTINGS", "BatchProducer", "Headers", "producer_for",
     "header_rows", "concat_header_rows", "split_header",
     "TopicSpec", "ensure_topics",
     "TaskTransaction", "Opening", "Marker", "Digest", "transactional_id",
