@@ -58,7 +58,7 @@ def measure(n: int = 200_000, runs: int = 5) -> dict:
 
     from benchmarks.spark_bench import order_records
     from benchmarks.spark_write_bench import _document, raw_produce
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.testing import EmbeddedKafka, RegistryServer
 
     build_write_setup, encode_batch, write_batches = _core()

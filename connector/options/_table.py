@@ -29,7 +29,8 @@ from connector.kafka import OffsetSpec, parse_offsets_option
 __all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "JOBS", "FROM_REGISTRY", "TO_REGISTRY",
            "STRIP_HEADER", "FUNCTIONS", "WRITES", "ValueShape", "lookup", "default_of", "scope_default", "keyword_option",
            "KEYWORDS",
-           "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END", "AT_LEAST_ONCE", "EXACTLY_ONCE"]
+           "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END", "AT_LEAST_ONCE", "EXACTLY_ONCE",
+           "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS"]
 
 BATCH, STREAM, WRITE = "batch", "stream", "write"
 READ = frozenset({BATCH, STREAM})
@@ -499,6 +500,15 @@ def keyword_option(scope: str, keyword: str) -> Option:
 def scope_default(opt: Option, scope: str | None) -> str:
     """The option's default text in ``scope`` (its own default unless the scope declares another)."""
     return dict(opt.defaults).get(scope or "", opt.default)
+
+
+#: name -> (default shown in docs, meaning), lowercase names: the jobs' options (the table, as a dict).
+OPTION_DOCS: dict[str, tuple[str, str]] = {
+    o.key: (o.documented_default, ("Write only: " + o.doc) if o.scope & JOBS == frozenset({WRITE}) else o.doc)
+    for o in OPTIONS if not o.hidden and o.scope & JOBS}
+#: Options refused on writes, and options refused on reads.
+READ_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope & JOBS and WRITE not in o.scope)
+WRITE_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope & JOBS == frozenset({WRITE}) and not o.hidden)
 
 
 def default_of(field: str) -> Any:

@@ -178,7 +178,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
 
     Examples
     --------
-    >>> from connector.options import parse_options
+    >>> from connector.options._parse import parse_options
     >>> setup = build_setup(parse_options({"asyncapi": "examples/shop.yaml", "channel": "orders"}))  # doctest: +SKIP
     >>> setup.output_schema.names[:3]                                                          # doctest: +SKIP
     ['key', 'value', 'topic']

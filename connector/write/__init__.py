@@ -11,8 +11,8 @@ on executors, :func:`encode_batch` turns each input Arrow batch into the records
 Examples
 --------
 >>> import pyarrow as pa
->>> from connector.options import parse_options
->>> opts = parse_options({"asyncapi": "examples/shop.yaml", "channel": "orders"}, direction="write")  # doctest: +SKIP
+>>> from connector.options import parse_any
+>>> opts = parse_any({"asyncapi": "examples/shop.yaml", "channel": "orders"}, direction="write")  # doctest: +SKIP
 >>> setup = build_write_setup(opts, pa.schema([("key", pa.string()), ("value", pa.struct([]))]))  # doctest: +SKIP
 >>> write_batches(setup, batches).rows  # doctest: +SKIP
 1000
@@ -20,7 +20,7 @@ Examples
 from connector.write._pipeline import EncodedBatch, encode_batch
 from connector.write._produce import write_batches, write_exactly_once
 from connector.write._setup import build_write_setup
-from connector.write._types import Encoding, EncodingMode, WriteResult, WriteSetup
+from connector.write._types import WriteResult, WriteSetup
 
-__all__ = ["build_write_setup", "WriteSetup", "Encoding", "EncodingMode", "EncodedBatch", "encode_batch",
+__all__ = ["build_write_setup", "WriteSetup", "EncodedBatch", "encode_batch",
            "write_batches", "write_exactly_once", "WriteResult"]

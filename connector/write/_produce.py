@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from connector.write._pipeline import encode_batch, topic_namer
+from connector.write._pipeline import EncodedBatch, encode_batch, topic_namer
 from connector.write._types import WriteResult, WriteSetup
+
+if TYPE_CHECKING:
+    from connector.kafka import BatchProducer
 
 __all__ = ["write_batches", "write_exactly_once"]
 
@@ -31,13 +35,9 @@ def write_batches(setup: WriteSetup, batches: Iterable[pa.RecordBatch]) -> Write
     rows = 0
     seen: set[str] = set()
     try:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            out = encode_batch(setup, batch)
-            bp.check_sizes(topic_namer(out.topics), out.values, out.keys, out.header_sizes)
-            bp.produce(out.topics, out.values, out.keys, out.partitions, out.headers)
-            rows += batch.num_rows
+        for n, out in _encoded(setup, batches):
+            _produce(out, bp, bp.produce)
+            rows += n
             seen.update(out.topic_names())
         bp.finish()
     except BaseException:
@@ -67,10 +67,7 @@ def write_exactly_once(setup: WriteSetup, batches: Iterable[pa.RecordBatch], ide
     digest = Digest()
     seen: set[str] = set()
     try:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            out = encode_batch(setup, batch)
+        for _, out in _encoded(setup, batches):
             if txn is None:
                 txn, done = opening.result()
                 # a marker of an earlier batch: this one is new; of this batch (or a later one,
@@ -81,8 +78,7 @@ def write_exactly_once(setup: WriteSetup, batches: Iterable[pa.RecordBatch], ide
                     txn.begin()
             digest.update(out.values, out.keys, out.partitions)
             if done is None:
-                txn.producer.check_sizes(topic_namer(out.topics), out.values, out.keys, out.header_sizes)
-                txn.produce(out.topics, out.values, out.keys, out.partitions, out.headers)
+                _produce(out, txn.producer, txn.produce)
             seen.update(out.topic_names())
         if txn is None:
             return WriteResult(rows=0, topics=(), pid=os.getpid())
@@ -100,6 +96,20 @@ def write_exactly_once(setup: WriteSetup, batches: Iterable[pa.RecordBatch], ide
         else:
             opening.close()
     return WriteResult(rows=digest.rows, topics=tuple(sorted(seen)), pid=os.getpid())
+
+
+def _encoded(setup: WriteSetup, batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[int, EncodedBatch]]:
+    """(input rows, the batch encoded) for each non-empty input batch of a task."""
+    for batch in batches:
+        if batch.num_rows:
+            yield batch.num_rows, encode_batch(setup, batch)
+
+
+def _produce(out: EncodedBatch, producer: BatchProducer, produce: Callable[..., int]) -> None:
+    """Refuse the batch if a record is over the producer's size limit, then queue it all with
+    ``produce`` (the producer's own, or its transaction's)."""
+    producer.check_sizes(topic_namer(out.topics), out.values, out.keys, out.header_sizes)
+    produce(out.topics, out.values, out.keys, out.partitions, out.headers)
 
 
 def _replay_mismatch(done, digest, tid: str, batch_id: int) -> str | None:

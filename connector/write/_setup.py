@@ -147,7 +147,7 @@ def build_write_setup(opts: SourceOptions, schema: pa.Schema) -> WriteSetup:
     Examples
     --------
     >>> import pyarrow as pa
-    >>> from connector.options import parse_options
+    >>> from connector.options._parse import parse_options
     >>> opts = parse_options({"asyncapi": "examples/shop.yaml", "channel": "orders"}, direction="write")  # doctest: +SKIP
     >>> build_write_setup(opts, pa.schema([("key", pa.string()), ("value", pa.binary())]))  # doctest: +SKIP
     """

@@ -38,7 +38,7 @@ def cli_help() -> str:
 
 def expand(markdown: str) -> str:
     """A page's Markdown with every generated part filled in."""
-    from connector.options import expand_option_tables
+    from connector.options._markdown import expand_option_tables
 
     text = expand_option_tables(markdown)
     if CLI_MARKER in text:

@@ -60,7 +60,7 @@ def uid(i: int) -> bytes:
 
 def setup_for(bootstrap: str, topic: str, **extra):
     """The driver's write setup of a plain channel (values written as bytes), exactly-once."""
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.write import build_write_setup
 
     doc = {"asyncapi": "3.0.0", "info": {"title": "t", "version": "1"},

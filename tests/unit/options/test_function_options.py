@@ -12,7 +12,8 @@ import pytest
 
 from connector.errors import ConfigError
 from connector.formats import Mode
-from connector.options import FROM_REGISTRY, FUNCTIONS, OPTIONS, STRIP_HEADER, TO_REGISTRY, parse_any, parse_arguments
+from connector.options import FROM_REGISTRY, STRIP_HEADER, TO_REGISTRY, parse_any, parse_arguments
+from connector.options._table import FUNCTIONS, OPTIONS
 from connector.options._table import KEYWORDS, scope_default
 from connector.spark import functions
 from wireformat import Framing

@@ -9,7 +9,8 @@ import pytest
 from registry import Vendor
 
 from connector.errors import ConfigError
-from connector.options import parse_options, registry_config_for
+from connector.options import registry_config_for
+from connector.options._parse import parse_options
 
 
 def _plan(**kw):

@@ -18,10 +18,11 @@ from pyspark.sql.types import (
 )
 
 from connector.errors import ConfigError
-from connector.options import parse_options
+from connector.options._parse import parse_options
 from connector.spark._sink import WriteCommit, task_identity
 from connector.spark._write import build_write_setup
-from connector.write import EncodingMode, WriteResult
+from connector.write import WriteResult
+from connector.write._types import EncodingMode
 
 ORDER = {"type": "object", "properties": {"id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"},
                                           "tags": {"type": "array", "items": {"type": "string"}}}}

@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 
 from connector.errors import ConfigError
-from connector.options import parse_options
-from connector.write import EncodedBatch, EncodingMode, WriteResult, build_write_setup, encode_batch, write_batches
+from connector.options._parse import parse_options
+from connector.write import EncodedBatch, WriteResult, build_write_setup, encode_batch, write_batches
+from connector.write._types import EncodingMode
 
 ORDER = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}},
          "required": ["id"]}

@@ -7,8 +7,9 @@ import pyarrow as pa
 import pytest
 
 from connector.errors import ConfigError
-from connector.options import parse_options
-from connector.write import EncodingMode, build_write_setup
+from connector.options._parse import parse_options
+from connector.write import build_write_setup
+from connector.write._types import EncodingMode
 
 ORDER = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
 
