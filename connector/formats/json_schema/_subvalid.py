@@ -39,7 +39,7 @@ from typing import Any
 from connector.formats.json_schema._pattern import compile_pattern
 from connector.formats.json_schema._reference import LEGACY_REF, draft_of, validator_class
 
-__all__ = ["sub_check"]
+__all__ = ["sub_check", "object_union"]
 
 _SCHEMA_URI = {"draft4": "http://json-schema.org/draft-04/schema#",
                "draft6": "http://json-schema.org/draft-06/schema#",
@@ -145,6 +145,38 @@ def _resolve(root: Any, s: Any) -> Any:
     return None
 
 
+def object_union(root: Any, s: Any) -> tuple[str, list, list, tuple[str, list[str]] | None] | None:
+    """``(keyword, branches, branches resolved, tag)`` when ``s`` is only a ``oneOf``/``anyOf`` of
+    two or more object schemas (local ``$ref``\\s followed); ``tag`` is ``(member, [string per
+    branch])`` when one member is fixed to a different string in each branch (``const`` from draft 6,
+    or a one-value ``enum``), else None. The one reading of a union's shape: the per-value check
+    (:func:`sub_check`) and the reader's vectorized screen (``_screen``) both ask it."""
+    if not isinstance(s, dict) or len(set(s) - _ANNOTATIONS) != 1:
+        return None
+    key = next(iter(set(s) - _ANNOTATIONS))
+    branches = s[key]
+    if key not in ("oneOf", "anyOf") or not isinstance(branches, list) or len(branches) < 2:
+        return None
+    resolved = [_resolve(root, b) for b in branches]
+    if not all(isinstance(b, dict) and b.get("type") == "object" and isinstance(b.get("properties"), dict)
+               for b in resolved):
+        return None
+    keywords = validator_class(root).VALIDATORS
+
+    def fixed(b, name):
+        p = b["properties"].get(name)
+        if not isinstance(p, dict) or ("$ref" in p and draft_of(root) in LEGACY_REF):
+            return None
+        values = [p["const"]] if "const" in p and "const" in keywords else p.get("enum")
+        return values[0] if isinstance(values, list) and len(values) == 1 and isinstance(values[0], str) else None
+
+    for name in resolved[0]["properties"]:
+        tags = [fixed(b, name) for b in resolved]
+        if None not in tags and len(set(tags)) == len(tags):
+            return key, branches, resolved, (name, tags)
+    return key, branches, resolved, None
+
+
 def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
     """A ``oneOf``/``anyOf`` of object schemas, checked against the branches an object can meet:
 
@@ -158,30 +190,14 @@ def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
       are, every branch, to count them).
 
     Either way ``oneOf`` and ``anyOf`` give the answers checking every branch gives."""
-    if not isinstance(s, dict) or len(set(s) - _ANNOTATIONS) != 1:
+    union = object_union(root, s)
+    if union is None:
         return None
-    key = next(iter(set(s) - _ANNOTATIONS))
-    branches = s[key]
-    if key not in ("oneOf", "anyOf") or not isinstance(branches, list) or len(branches) < 2:
-        return None
-    resolved = [_resolve(root, b) for b in branches]
-    if not all(isinstance(b, dict) and b.get("type") == "object" and isinstance(b.get("properties"), dict)
-               for b in resolved):
-        return None
+    key, branches, resolved, tag = union
     keywords = validator_class(root).VALIDATORS  # const from draft 6, required from draft 4
-
-    def fixed(b, name):
-        p = b["properties"].get(name)
-        if not isinstance(p, dict) or ("$ref" in p and draft_of(root) in LEGACY_REF):
-            return None
-        values = [p["const"]] if "const" in p and "const" in keywords else p.get("enum")
-        return values[0] if isinstance(values, list) and len(values) == 1 and isinstance(values[0], str) else None
-
     checks = [sub_check(root, b, reference) for b in branches]
-    for name in resolved[0]["properties"]:
-        tags = [fixed(b, name) for b in resolved]
-        if None in tags or len(set(tags)) != len(tags):
-            continue
+    if tag is not None:
+        name, tags = tag
         table = dict(zip(tags, checks))
 
         def check(doc: Any, text: str | None = None, name=name, table=table) -> bool:

@@ -50,7 +50,7 @@ from connector.formats.json_schema._reference import LEGACY_REF, validator_class
 from connector.formats.json_schema._schema import JNode
 from connector.formats.json_schema._subvalid import sub_check
 
-__all__ = ["LeafCheck", "NodeRule", "plan_validation", "pattern_misses"]
+__all__ = ["LeafCheck", "NodeRule", "plan_validation", "pattern_misses", "null_refused"]
 
 _BIG = 2 ** 53  # past it a float64 may not hold the integer a JSON reader (Python) holds
 _I64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -91,6 +91,7 @@ class LeafCheck:
 
     kind: str  # string | int | float | bool | list (uniqueItems of its scalar items) | json
     value_check: Any = None  # json: check(value, text) -> bool, against the node's schema (_subvalid)
+    screen: Any = None  # json: screen(texts) -> mask of values surely valid, not checked one by one (_screen)
     enums: list = field(default_factory=list)  # each: the values allowed (all lists must hold)
     lower: list = field(default_factory=list)  # (bound, exclusive)
     upper: list = field(default_factory=list)
@@ -179,9 +180,11 @@ class LeafCheck:
         orjson reads it, a 64-bit overflow, is left to the reference too)."""
         bad = np.zeros(len(arr), bool)
         check, loads = self.value_check, orjson.loads
-        for i, text in enumerate(arr.to_pylist()):
-            if text is None:
-                continue
+        rows = np.flatnonzero(arr.is_valid().to_numpy(zero_copy_only=False))
+        if self.screen is not None:
+            rows = rows[~self.screen(arr)[rows]]
+        texts = arr.take(pa.array(rows)).to_pylist() if len(rows) != len(arr) else arr.to_pylist()
+        for i, text in zip(rows.tolist(), texts):
             try:
                 ok = check(loads(text), text)
             except (orjson.JSONDecodeError, RecursionError, PatternBudgetError):
@@ -229,9 +232,15 @@ class NodeRule:
     leaf: LeafCheck | None = None
 
 
-def plan_validation(document: Any, root: JNode) -> dict[int, NodeRule]:
-    """The rule of every node of ``root`` (by ``id``), for the schema ``document`` (bundled)."""
-    return _Planner(document).plan(root)
+def plan_validation(document: Any, root: JNode, screen_for: Any = None) -> dict[int, NodeRule]:
+    """The rule of every node of ``root`` (by ``id``), for the schema ``document`` (bundled).
+    ``screen_for(part)``: a vectorized screen of a JSON-text leaf's values (``_screen``), or None."""
+    return _Planner(document, screen_for).plan(root)
+
+
+def null_refused(document: Any, s: Any) -> bool:
+    """Whether schema ``s`` (a part of ``document``) surely refuses a JSON null."""
+    return _Planner(document).null_ok(s) is False
 
 
 def _number(v) -> bool:
@@ -239,9 +248,10 @@ def _number(v) -> bool:
 
 
 class _Planner:
-    def __init__(self, document: Any):
+    def __init__(self, document: Any, screen_for: Any = None):
         cls = validator_class(document)
         self.root = document
+        self.screen_for = screen_for
         self.keywords = frozenset(cls.VALIDATORS) - {"format"}  # format: no format checker
         self.draft = cls.DRAFT if cls.DRAFT in ("draft3", "draft4", "draft6", "draft7") else "new"
         self.legacy_ref = self.draft in LEGACY_REF
@@ -278,7 +288,8 @@ class _Planner:
             if self._reference is None:
                 self._reference = validator_class(self.root)(self.root)
             rule.check = False
-            rule.leaf = LeafCheck("json", value_check=sub_check(self.root, n.schemas[0], self._reference))
+            rule.leaf = LeafCheck("json", value_check=sub_check(self.root, n.schemas[0], self._reference),
+                                  screen=self.screen_for(n.schemas[0]) if self.screen_for is not None else None)
         return rule
 
     def part(self, rule: NodeRule, n: JNode, s: Any, last: bool) -> None:
