@@ -100,7 +100,7 @@ def leaf_screen(root: Any, part: Any, options: DecodeOptions) -> Screen | None:
         names = sorted({m for ms in excluding for m in ms})
         presence = JsonEngine(parse_json_schema(json.dumps({"type": "object", "properties": {m: {} for m in names}})),
                               options, None, screens=False)
-        return _by_members(engines, presence, excluding)
+        return _by_members(engines, presence, excluding, [_members_seen(root, b) for b in resolved])
     if tag is None:
         return _any_of(engines)
     name, tags = tag
@@ -135,29 +135,66 @@ def _excluding(root: Any, resolved: list) -> list[list[str]] | None:
     return out
 
 
-def _by_members(engines: list, presence: Any, excluding: list[list[str]]) -> Screen:
+def _members_seen(root: Any, b: dict) -> tuple[frozenset, frozenset, bool]:
+    """What a value branch ``b`` accepts shows of its members: ``(properties, members it holds
+    non-null, closed)`` — closed: ``additionalProperties: false`` and no ``patternProperties``,
+    so it holds no member outside its properties."""
+    from connector.formats.json_schema._valid import null_refused
+
+    props = b["properties"]
+    req: list = b["required"] if isinstance(b.get("required"), list) else []
+    held = frozenset(m for m in req if isinstance(m, str) and m in props and null_refused(root, props[m]))
+    closed = b.get("additionalProperties") is False and not b.get("patternProperties")
+    return frozenset(props), held, closed
+
+
+def _by_members(engines: list, presence: Any, excluding: list[list[str]], seen: list[tuple]) -> Screen:
     """An untagged ``oneOf``: a value that passes branch B, while every other branch misses one of
-    its excluding members (absent or null: it refuses the value), meets B alone."""
+    its excluding members (absent or null: it refuses the value), meets B alone.
+
+    Whether a member is missing is read from B's own decoded value where it can be (a property of
+    B: its column is null; a member outside B's properties when B is closed: absent), else from a
+    presence pass over every excluding member (made only when needed). A branch whose passing
+    values always hold another branch's excluding members is never alone: not screened."""
+    plans = []
+    for k, (props, held, closed) in enumerate(seen):
+        others = [ms for j, ms in enumerate(excluding) if j != k]
+        if any(set(ms) <= held for ms in others):
+            continue  # its values hold every excluding member of another branch: never alone
+        own = all(any(m in props or closed for m in ms) for ms in others)
+        plans.append((k, others, props, own, closed))
+
     def screen(texts: pa.Array) -> np.ndarray:
         n = len(texts)
         ok = np.zeros(n, bool)
-        seen, vals = presence.screen(texts.fill_null("null"))
-        seen &= vals.is_valid().to_numpy(zero_copy_only=False) & texts.is_valid().to_numpy(zero_copy_only=False)
-        missing = {}
-        for k, ms in enumerate(excluding):
-            miss = np.zeros(n, bool)
-            for m in ms:
-                miss |= pc.is_null(pc.struct_field(vals, [vals.type.get_field_index(m)])).to_numpy(zero_copy_only=False)
-            missing[k] = miss
-        for k, e in enumerate(engines):
-            alone = seen.copy()
-            for j in missing:
-                if j != k:
-                    alone &= missing[j]
-            rows = np.flatnonzero(alone)
-            if len(rows):
-                passed, _ = e.screen(texts.take(pa.array(rows)))
-                ok[rows[passed]] = True
+        live = texts.is_valid().to_numpy(zero_copy_only=False)
+        present: Any = None
+        for k, others, props, own, closed in plans:
+            rows = np.flatnonzero(live & ~ok)
+            if not len(rows):
+                break
+            if not own and present is None:
+                seen_rows, present = presence.screen(texts.fill_null("null"))
+                live &= seen_rows & present.is_valid().to_numpy(zero_copy_only=False)
+                rows = np.flatnonzero(live & ~ok)
+                if not len(rows):
+                    break
+            passed, vals = engines[k].screen(texts.take(pa.array(rows)))
+            alone = passed.copy()
+            for ms in others:
+                miss = np.zeros(len(rows), bool)
+                for m in ms:
+                    if own:
+                        if m in props:
+                            col = pc.struct_field(vals, [vals.type.get_field_index(m)])
+                            miss |= pc.is_null(col).to_numpy(zero_copy_only=False)
+                        elif closed:  # a member outside its properties is absent
+                            miss[:] = True
+                    else:
+                        col = pc.struct_field(present, [present.type.get_field_index(m)]).take(pa.array(rows))
+                        miss |= pc.is_null(col).to_numpy(zero_copy_only=False)
+                alone &= miss
+            ok[rows[alone]] = True
         return ok
     return screen
 

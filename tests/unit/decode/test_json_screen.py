@@ -46,6 +46,10 @@ SCHEMAS = {
     "oneOf-tagged": _schema({"oneOf": [{"$ref": "#/definitions/charge"}, {"$ref": "#/definitions/refund"}]}),
     "oneOf-members": _schema({"oneOf": [CREATED, CANCELLED, SHIPPED]}),
     "anyOf-members": _schema({"anyOf": [CREATED, SHIPPED]}),
+    "oneOf-members-open": _schema({"oneOf": [
+        {"type": "object", "required": ["orderId", "carrier"], "properties": {
+            "orderId": {"type": "string"}, "carrier": {"type": "string"}}},
+        {"type": "object", "required": ["orderId"], "properties": {"orderId": {"type": "string"}, "lines": {}}}]}),
 }
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["", "a", "b c", "x\n"]))
@@ -72,7 +76,7 @@ def values(draw):
 EDGES = [({"orderId": "o1", "lines": [1], "carrier": "ups"}, False), ({"orderId": "o1", "carrier": "ups"}, False),
          ({"meta": {"object": "charge"}}, False), ({"amount": 1, "meta": {"object": "refund"}}, False),
          ({"object": "charge", "amount": 1}, True), ({"orderId": "o1", "reason": "fraud"}, True),
-         ({"orderId": None, "lines": None}, False)]
+         ({"orderId": None, "lines": None}, False), ({"orderId": "o1", "lines": 1}, False)]
 
 
 def _text(value, repeat: bool) -> bytes:
