@@ -161,7 +161,9 @@ def _by_members(engines: list, presence: Any, excluding: list[list[str]], seen: 
         others = [ms for j, ms in enumerate(excluding) if j != k]
         if any(set(ms) <= held for ms in others):
             continue  # its values hold every excluding member of another branch: never alone
-        own = all(any(m in props or closed for m in ms) for ms in others)
+        # its own columns can show each other branch a member short (one it may lack, or any member
+        # outside its properties when closed); else the presence pass tells
+        own = all(any((m in props and m not in held) or (m not in props and closed) for m in ms) for ms in others)
         plans.append((k, others, props, own, closed))
 
     def screen(texts: pa.Array) -> np.ndarray:

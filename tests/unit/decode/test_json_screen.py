@@ -107,6 +107,7 @@ def test_the_screen_is_on_for_each_shape_and_passes_valid_values():
         "oneOf-tagged": ['{"object":"charge","amount":1}', '{"object":"refund","reason":"ok"}'],
         "oneOf-members": ['{"orderId":"o","reason":"fraud"}', '{"orderId":"o"}'],
         "anyOf-members": ['{"orderId":"o","carrier":"x"}'],
+        "oneOf-members-open": ['{"orderId":"o1"}', '{"orderId":"o1","lines":[1]}'],  # the presence pass
     }
     for name, texts in cases.items():
         root = SCHEMAS[name]
