@@ -84,8 +84,15 @@ def leaf_screen(root: Any, part: Any, options: DecodeOptions) -> Screen | None:
     from connector.formats.json_schema._reference import Reference
     from connector.formats.json_schema._schema import parse_json_schema
 
-    engines = []
+    names = sorted({m for ms in excluding for m in ms}) if excluding is not None else []
+    engines, seen = [], []
     for b in resolved:
+        props, held, closed = _members_seen(root, b)
+        extra = [m for m in names if m not in props]
+        if extra and _open(b):  # the members others require, read in the same pass: listed as {}
+            b = {**b, "properties": {**b["properties"], **{m: {} for m in extra}}}
+            props = props | frozenset(extra)
+        seen.append((props, held, closed))
         doc = _branch_document(root, b)
         if doc is None:
             return None
@@ -97,10 +104,9 @@ def leaf_screen(root: Any, part: Any, options: DecodeOptions) -> Screen | None:
         except Exception:  # noqa: BLE001 - a branch the engine cannot take: the per-value check judges
             return None
     if excluding is not None:
-        names = sorted({m for ms in excluding for m in ms})
         presence = JsonEngine(parse_json_schema(json.dumps({"type": "object", "properties": {m: {} for m in names}})),
                               options, None, screens=False)
-        return _by_members(engines, presence, excluding, [_members_seen(root, b) for b in resolved])
+        return _by_members(engines, presence, excluding, seen)
     if tag is None:
         return _any_of(engines)
     name, tags = tag
@@ -133,6 +139,13 @@ def _excluding(root: Any, resolved: list) -> list[list[str]] | None:
             return None
         out.append(ms)
     return out
+
+
+def _open(b: dict) -> bool:
+    """Whether listing more members under ``properties`` (as ``{}``) leaves what ``b`` accepts as it
+    is: nothing in ``b`` reads which members ``properties`` lists (``additionalProperties``,
+    ``unevaluatedProperties``)."""
+    return b.get("additionalProperties", True) in (True, {}) and "unevaluatedProperties" not in b
 
 
 def _members_seen(root: Any, b: dict) -> tuple[frozenset, frozenset, bool]:

@@ -50,6 +50,11 @@ SCHEMAS = {
         {"type": "object", "required": ["orderId", "carrier"], "properties": {
             "orderId": {"type": "string"}, "carrier": {"type": "string"}}},
         {"type": "object", "required": ["orderId"], "properties": {"orderId": {"type": "string"}, "lines": {}}}]}),
+    "oneOf-members-extra": _schema({"oneOf": [
+        {"type": "object", "required": ["orderId", "carrier"], "properties": {
+            "orderId": {"type": "string"}, "carrier": {"type": "string"}}},
+        {"type": "object", "required": ["orderId"], "properties": {"orderId": {"type": "string"}},
+         "additionalProperties": {"type": ["string", "array", "integer"]}}]}),
 }
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["", "a", "b c", "x\n"]))
@@ -76,7 +81,8 @@ def values(draw):
 EDGES = [({"orderId": "o1", "lines": [1], "carrier": "ups"}, False), ({"orderId": "o1", "carrier": "ups"}, False),
          ({"meta": {"object": "charge"}}, False), ({"amount": 1, "meta": {"object": "refund"}}, False),
          ({"object": "charge", "amount": 1}, True), ({"orderId": "o1", "reason": "fraud"}, True),
-         ({"orderId": None, "lines": None}, False), ({"orderId": "o1", "lines": 1}, False)]
+         ({"orderId": None, "lines": None}, False), ({"orderId": "o1", "lines": 1}, False),
+         ({"orderId": "o1", "carrier": None}, False)]
 
 
 def _text(value, repeat: bool) -> bytes:
@@ -107,7 +113,8 @@ def test_the_screen_is_on_for_each_shape_and_passes_valid_values():
         "oneOf-tagged": ['{"object":"charge","amount":1}', '{"object":"refund","reason":"ok"}'],
         "oneOf-members": ['{"orderId":"o","reason":"fraud"}', '{"orderId":"o"}'],
         "anyOf-members": ['{"orderId":"o","carrier":"x"}'],
-        "oneOf-members-open": ['{"orderId":"o1"}', '{"orderId":"o1","lines":[1]}'],  # the presence pass
+        "oneOf-members-open": ['{"orderId":"o1"}', '{"orderId":"o1","lines":[1]}'],  # read in the branch's pass
+        "oneOf-members-extra": ['{"orderId":"o1"}'],  # the presence pass
     }
     for name, texts in cases.items():
         root = SCHEMAS[name]
