@@ -85,7 +85,7 @@ class JsonEngine:
             from connector.formats.json_schema._screen import leaf_screen
 
             def screen_for(part, root=node.schemas[0]):
-                return leaf_screen(root, part, options)
+                return leaf_screen(root, part, options, JsonEngine)
         rules = plan_validation(node.schemas[0], node, screen_for) if reference is not None else None
         root_rule = rules.get(id(node)) if rules is not None and node.kind == "json" else None
         # a JSON-text root: its null is judged (V_NULL), its values by their check

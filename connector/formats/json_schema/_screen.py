@@ -66,9 +66,10 @@ def _branch_document(root: dict, branch: dict) -> dict | None:
     return {**{k: root[k] for k in _KEEP if k in root}, **branch}
 
 
-def leaf_screen(root: Any, part: Any, options: DecodeOptions) -> Screen | None:
+def leaf_screen(root: Any, part: Any, options: DecodeOptions, engine: Callable[..., Any]) -> Screen | None:
     """``screen(texts) -> mask`` of the JSON texts surely valid against ``part`` (a part of the
-    bundled schema ``root``), or None when ``part`` is not a union the screen can judge."""
+    bundled schema ``root``), or None when ``part`` is not a union the screen can judge.
+    ``engine``: the reader's engine class (``_engine.JsonEngine``, which asks this module)."""
     if not isinstance(root, dict):
         return None
     from connector.formats.json_schema._subvalid import _resolve
@@ -80,7 +81,6 @@ def leaf_screen(root: Any, part: Any, options: DecodeOptions) -> Screen | None:
     excluding = _excluding(root, resolved) if key == "oneOf" and tag is None else None
     if key == "oneOf" and tag is None and excluding is None:
         return None  # passing one branch does not show the others refuse it
-    from connector.formats.json_schema._engine import JsonEngine
     from connector.formats.json_schema._reference import Reference
     from connector.formats.json_schema._schema import parse_json_schema
 
@@ -100,11 +100,11 @@ def leaf_screen(root: Any, part: Any, options: DecodeOptions) -> Screen | None:
             node = parse_json_schema(json.dumps(doc), max_depth=options.max_recursion_depth)
             if node.kind != "struct":
                 return None
-            engines.append(JsonEngine(node, options, Reference(doc), screens=False))
+            engines.append(engine(node, options, Reference(doc), screens=False))
         except Exception:  # noqa: BLE001 - a branch the engine cannot take: the per-value check judges
             return None
     if excluding is not None:
-        presence = JsonEngine(parse_json_schema(json.dumps({"type": "object", "properties": {m: {} for m in names}})),
+        presence = engine(parse_json_schema(json.dumps({"type": "object", "properties": {m: {} for m in names}})),
                               options, None, screens=False)
         return _by_members(engines, presence, excluding, seen)
     if tag is None:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from jsonschema.validators import validator_for
 
 from connector.formats import build_decoder, decode_column
+from connector.formats.json_schema._engine import JsonEngine
 from connector.formats.json_schema._screen import leaf_screen
 from connector.formats import DecodeOptions
 from tests.unit.decode.decode_helpers import Spec
@@ -118,15 +119,15 @@ def test_the_screen_is_on_for_each_shape_and_passes_valid_values():
     }
     for name, texts in cases.items():
         root = SCHEMAS[name]
-        screen = leaf_screen(root, root["properties"]["data"], DecodeOptions())
+        screen = leaf_screen(root, root["properties"]["data"], DecodeOptions(), JsonEngine)
         assert screen is not None, name
         assert screen(pa.array(texts)).all(), name
     # what it must leave to the per-value check
     root = SCHEMAS["oneOf-tagged"]
-    screen = leaf_screen(root, root["properties"]["data"], DecodeOptions())
+    screen = leaf_screen(root, root["properties"]["data"], DecodeOptions(), JsonEngine)
     assert not screen(pa.array(['{"meta":{"object":"charge"}}', '{"amount":1}', '{"object":"refund","reason":"B"}'])).any()
     root = SCHEMAS["oneOf-members"]
-    screen = leaf_screen(root, root["properties"]["data"], DecodeOptions())
+    screen = leaf_screen(root, root["properties"]["data"], DecodeOptions(), JsonEngine)
     # valid (created alone), but nothing the screen reads shows cancelled refuses it (its
     # additionalProperties does): the per-value check judges it
     assert not screen(pa.array(['{"orderId":"o","lines":[1]}'])).any()
