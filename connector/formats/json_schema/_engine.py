@@ -81,11 +81,11 @@ class JsonEngine:
         # unions of objects are screened by engines of their branches (_screen: not theirs, no nesting)
         self.reference = reference
         screen_for = None
-        if screens and reference is not None:
+        if reference is not None:
             from connector.formats.json_schema._screen import leaf_screen
 
             def screen_for(part, root=node.schemas[0]):
-                return leaf_screen(root, part, options, JsonEngine)
+                return leaf_screen(root, part, options, JsonEngine, unions=screens)
         rules = plan_validation(node.schemas[0], node, screen_for) if reference is not None else None
         root_rule = rules.get(id(node)) if rules is not None and node.kind == "json" else None
         # a JSON-text root: its null is judged (V_NULL), its values by their check

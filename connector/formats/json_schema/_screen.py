@@ -66,14 +66,21 @@ def _branch_document(root: dict, branch: dict) -> dict | None:
     return {**{k: root[k] for k in _KEEP if k in root}, **branch}
 
 
-def leaf_screen(root: Any, part: Any, options: DecodeOptions, engine: Callable[..., Any]) -> Screen | None:
+def leaf_screen(root: Any, part: Any, options: DecodeOptions, engine: Callable[..., Any],
+                unions: bool = True) -> Screen | None:
     """``screen(texts) -> mask`` of the JSON texts surely valid against ``part`` (a part of the
-    bundled schema ``root``), or None when ``part`` is not a union the screen can judge.
-    ``engine``: the reader's engine class (``_engine.JsonEngine``, which asks this module)."""
+    bundled schema ``root``), or None when ``part`` is not a shape the screen can judge.
+    ``engine``: the reader's engine class (``_engine.JsonEngine``, which asks this module);
+    ``unions``: False in the engines of a union's branches (no screens within screens)."""
     if not isinstance(root, dict):
         return None
     from connector.formats.json_schema._subvalid import _resolve
 
+    fixed = _fixed_texts(root, _resolve(root, part))
+    if fixed is not None:
+        return lambda texts: pc.is_in(texts, value_set=fixed).fill_null(False).to_numpy(zero_copy_only=False)
+    if not unions:
+        return None
     union = object_union(root, _resolve(root, part))
     if union is None:
         return None
@@ -121,6 +128,39 @@ def leaf_screen(root: Any, part: Any, options: DecodeOptions, engine: Callable[.
             return None
         decoded.append(json.dumps(t, ensure_ascii=False) if kind.kind == "json" else t)
     return _tagged(engines, name, tags, decoded, key == "anyOf")
+
+
+_PLAIN_TEXT = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII but " and \: one way to write it in JSON
+
+
+def _fixed_texts(root: Any, s: Any) -> pa.Array | None:
+    """A schema part that is only ``const``/``enum`` of strings, booleans or null (a tag without a
+    ``type``: ``{"const": "card"}``): the JSON texts of its values, as the kernel writes a JSON-text
+    leaf (compact, one spelling each). A text among them is valid; any other is checked one by one."""
+    from connector.formats.json_schema._reference import validator_class
+
+    if not isinstance(s, dict) or not s:
+        return None
+    keywords = validator_class(root).VALIDATORS
+    from connector.formats.json_schema._subvalid import _ANNOTATIONS
+
+    keys = set(s) - _ANNOTATIONS
+    if not keys or not keys <= {"const", "enum"} or not keys <= set(keywords):
+        return None
+    allowed = None
+    for k in keys:
+        values = [s[k]] if k == "const" else s[k]
+        if not isinstance(values, list):
+            return None
+        texts = set()
+        for v in values:
+            if v is None or isinstance(v, bool):
+                texts.add(json.dumps(v))
+            elif isinstance(v, str) and _PLAIN_TEXT.fullmatch(v):
+                texts.add(json.dumps(v))
+            # any other value: its texts are not listed (a value equal to it is checked one by one)
+        allowed = texts if allowed is None else allowed & texts
+    return pa.array(sorted(allowed or ()), pa.string())
 
 
 def _excluding(root: Any, resolved: list) -> list[list[str]] | None:
