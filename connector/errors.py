@@ -38,6 +38,8 @@ __all__ = [
     "AsyncApiDocumentError",
     "DecodeError",
     "SchemaMappingError",
+    "SchemaCompileError",
+    "PatternBudgetError",
     "SchemaEvolutionError",
     "EncodeError",
     "KafkaReadError",
@@ -76,6 +78,37 @@ class AsyncApiDocumentError(AsyncApiKafkaError, ValueError):
 
 class SchemaMappingError(AsyncApiKafkaError, ValueError):
     """A schema cannot be mapped to Spark/Arrow types (e.g. unbounded recursion)."""
+
+
+class SchemaCompileError(SchemaMappingError):
+    """A schema the connector cannot compile or validate with: a ``pattern`` that is not a
+    regular expression, a ``$ref`` that resolves nowhere, a reader schema that no longer maps.
+
+    Misconfiguration: it fails the job in every mode (PERMISSIVE included), on the driver when the
+    schema is loaded or in the task that meets it, and is never turned into row errors.
+    """
+
+
+class PatternBudgetError(AsyncApiKafkaError):
+    """The check of one string against a schema ``pattern`` ran out of its budget (the pattern
+    needs a backtracking engine and the string makes it backtrack). A row error: the record is
+    neither passed nor failed silently.
+
+    Attributes
+    ----------
+    pattern : str
+        The pattern, as the schema writes it.
+    value : str
+        The string that was checked.
+    keyword : str
+        The keyword whose check it was (``pattern``, ``patternProperties``, ...).
+    """
+
+    def __init__(self, pattern: str, value: str = "", keyword: str = "pattern"):
+        self.pattern, self.value, self.keyword = pattern, value, keyword
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        super().__init__(f"the pattern check ran out of budget: {shown!r} against {pattern!r} (a pattern that "
+                         "backtracks on this string; patterns without lookaround or backreferences run in linear time)")
 
 
 class DecodeError(AsyncApiKafkaError):

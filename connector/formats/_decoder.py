@@ -9,7 +9,9 @@ no concatenation, no scatter (a writer that changes mid-partition gives such bat
 
 Schema problems (an unreachable or unparseable writer schema, a writer that cannot be
 resolved to the reader) become per-row errors for that group naming the schema id, so a
-PERMISSIVE read keeps going; only a bad *reader* schema raises (at planning time).
+PERMISSIVE read keeps going; a bad *reader* schema raises: at planning time, and in a task that
+compiles it again (``SchemaCompileError``, as does a schema the format finds it cannot validate
+with while decoding: misconfiguration fails the job in every mode, it is never blamed on records).
 Fields a newer writer adds that the reader lacks are dropped (or rescued, or stop the query:
 ``DecodeOptions.evolution``); reader fields the writer lacks take the reader's default (Avro)
 or are null/default (Protobuf, JSON).
@@ -23,7 +25,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from connector.errors import ConfigError, SchemaMappingError
+from connector.errors import ConfigError, SchemaCompileError, SchemaMappingError
 from connector.formats._registry import payload_format, schema_format
 from connector.formats.core import (
     DecodeOptions,
@@ -115,9 +117,33 @@ class Decoder(SchemaBound):
                 st.names[key] = name
         return name
 
+    def compiled_reader(self, label: str = "") -> ReaderModel:
+        """The compiled reader of this process.
+
+        Raises
+        ------
+        SchemaCompileError
+            The reader schema does not compile here (it did on the driver, or the read would not
+            have started: a different library, a limit, memory): the job's fault, not the records'.
+        """
+        try:
+            return self._state().reader
+        except Exception as e:
+            name = payload_format(self.fmt).record_name(self.text, self.refs, self.message) if self.text else None
+            what = f"the {self.fmt} reader schema{' ' + repr(name) if name else ''}"
+            ids = f" (records of schema id {label})" if label else ""
+            raise SchemaCompileError(f"{what}{ids} does not compile: {fault_text(e)}") from e
+
     def decode_group(self, payloads: pa.BinaryArray, writer, path: tuple, label: str):
-        """Decode payloads that share a writer schema; returns (values, errors)."""
-        reader = self._state().reader
+        """Decode payloads that share a writer schema; returns (values, errors).
+
+        Raises
+        ------
+        SchemaCompileError
+            The reader schema cannot be compiled, or the format finds while decoding that it
+            cannot validate with it; other failures are the group's (row errors, see
+            :meth:`decode_rows`)."""
+        reader = self.compiled_reader(label)
         if writer is not None and payload_format(self.fmt).indexed_messages:
             # the bytes do not say their type: the message-index path must name the reader's
             name = self.writer_name(writer, path)
@@ -220,8 +246,9 @@ class Decoder(SchemaBound):
         """Decode one writer group into ``parts`` (row indices, values) and ``book``.
 
         Evolution runs outside the ``try``: ``failOnNewFields`` must stop the query, not mark
-        rows. Any other failure (SchemaMappingError, anything unforeseen) becomes the rows'
-        error: decode() never raises for data or writer schemas.
+        rows. So does a schema that cannot be compiled (``SchemaCompileError``). Any other failure
+        (SchemaMappingError of a writer, anything unforeseen) becomes the rows' error: decode()
+        never raises for data or writer schemas.
         """
         book.rescue(rows, self.evolve(parsed, rows, writer, path, label))
         self._decode_group_into(parsed, rows, writer, path, label, book, parts)
@@ -230,6 +257,8 @@ class Decoder(SchemaBound):
                            book: "RowBook", parts: list) -> None:
         try:
             vals, errs = self.decode_group(payloads_of(parsed, rows), writer, path, label)
+        except SchemaCompileError:
+            raise  # misconfiguration: the job fails, no record is blamed
         except Exception as e:  # noqa: BLE001 - see decode_rows
             book.fail(rows, f"{self.fmt} decode failed for schema id {label}: {fault_text(e)}")
             return

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.errors import ConfigError
+from connector.errors import ConfigError, SchemaCompileError
 from connector.formats._decoder import Decoder, build_decoder, writer_groups
 from connector.formats._registry import payload_format
 from connector.formats._route import Route, Routing
@@ -157,6 +157,8 @@ class MultiDecoder:
         for name in names:
             try:
                 vals, errs = self.decoders[name].decode_group(payloads, None, (), label)
+            except SchemaCompileError:
+                raise  # misconfiguration: the job fails, no record is blamed
             except Exception as e:  # noqa: BLE001 - this candidate fails every row; the others may not
                 vals, errs = None, [fault_text(e)] * len(rows)
             results.append((vals, np.array([e is None for e in errs], bool), errs))

@@ -22,8 +22,9 @@ import math
 import orjson
 import pyarrow as pa
 
+from connector.errors import PatternBudgetError, SchemaCompileError
 from connector.formats.json_schema._jsontext import loads_json_text
-from connector.formats.json_schema._reference import validator_class
+from connector.formats.json_schema._reference import check_patterns, validator_class
 from connector.formats.json_schema._schema import JNode
 
 __all__ = ["JsonEncoder"]
@@ -100,6 +101,7 @@ class JsonEncoder:
         self.schema = json.loads(text) if isinstance(text, str) else text
         self.validator = None
         if validate and self.schema is not None:
+            check_patterns(self.schema)  # a pattern or $ref it cannot check with: SchemaCompileError, now
             self.validator = validator_class(self.schema)(self.schema)  # the reader's reference
         from connector.formats.json_schema._encode_vec import plan
         self.plan = plan(self.schema, node) if validate else None
@@ -134,12 +136,25 @@ class JsonEncoder:
             try:
                 doc = _convert(node, v, "value")
                 if validator is not None:
-                    err = next(iter(validator.iter_errors(doc)), None)
+                    err = _first_error(validator, doc)
                     if err is not None:
                         where = "/".join(str(p) for p in err.absolute_path)
                         why = _required_null(node, list(err.absolute_path)) if err.instance is None else None
                         raise _Bad(f"value{'/' + where if where else ''}: {why or err.message[:300]}")
                 out[i] = orjson.dumps(doc)
-            except (_Bad, orjson.JSONEncodeError, TypeError, ValueError, OverflowError) as e:
+            except SchemaCompileError:
+                raise  # the schema's fault, not the value's
+            except (_Bad, orjson.JSONEncodeError, TypeError, ValueError, OverflowError, PatternBudgetError) as e:
                 errors[i] = f"json encode failed: {e}"
         return out, errors
+
+
+def _first_error(validator, doc):
+    """jsonschema's first error for ``doc``; a schema it cannot validate with (a ``$ref`` that
+    resolves nowhere) is :class:`SchemaCompileError`."""
+    from referencing.exceptions import Unresolvable
+
+    try:
+        return next(iter(validator.iter_errors(doc)), None)
+    except Unresolvable as e:
+        raise SchemaCompileError(f"the JSON Schema cannot be validated with: {type(e).__name__}: {str(e)[:300]}") from e

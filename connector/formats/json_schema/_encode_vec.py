@@ -23,8 +23,8 @@ Validation without a per-row validator covers ``type``, ``properties``, ``items`
 ``additionalProperties`` (a map's values; ``false`` on an object: a field outside
 ``properties`` must be absent), ``required``, ``enum``/``const`` (of strings, integers or
 booleans), ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (numbers),
-``minLength``/``maxLength``/``pattern`` (Python's ``re``, as python-jsonschema and the reader
-read it: ``_valid.pattern_misses``) on strings and on the text of dates and date-times, ``minItems``/``maxItems``,
+``minLength``/``maxLength``/``pattern`` (``re``'s meaning, as python-jsonschema and the reader
+read it, run by RE2 or a bounded engine: ``_pattern``) on strings and on the text of dates and date-times, ``minItems``/``maxItems``,
 ``uniqueItems`` (arrays of strings, integers, booleans, dates, date-times), local ``$ref``, and
 ``oneOf``/``anyOf``/``allOf`` whose branches are checked the same way against the column
 (``{"type": "null"}`` branches included: the nullable-type pattern ``oneOf: [null, X]``):
@@ -43,18 +43,17 @@ per-record path (``_json``), which validates the whole record with ``jsonschema`
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.errors import PatternBudgetError
 from connector.formats.json_schema._jsontext import loads_json_text
+from connector.formats.json_schema._pattern import compile_pattern
 from connector.formats.json_schema._reference import validator_class
 from connector.formats.json_schema._schema import JNode
 from connector.formats.json_schema._subvalid import sub_check
-from connector.formats.json_schema._valid import pattern_misses
 from connector.formats.core import RowErrors, valid_mask
 
 __all__ = ["plan", "encode_json_vectorized"]
@@ -175,9 +174,12 @@ class _Env:
         validator = self._validator.evolve(schema=s)
 
         def check(doc, text=None):
-            if fast(doc, text):
-                return None
-            err = next(iter(validator.iter_errors(doc)), None)
+            try:
+                if fast(doc, text):
+                    return None
+                err = next(iter(validator.iter_errors(doc)), None)
+            except PatternBudgetError as e:
+                return str(e)
             return None if err is None else err.message[:300]
         return check
 
@@ -283,10 +285,7 @@ def _plan(env: _Env, s, n: JNode, depth: int, in_branch: bool = False) -> Check:
             raise _NoPlan("string keywords")
         c.lengths = (s.get("minLength"), s.get("maxLength"))
         if "pattern" in s:
-            try:
-                re.compile(s["pattern"])
-            except (re.error, TypeError) as e:
-                raise _NoPlan("pattern") from e
+            compile_pattern(s["pattern"])  # not a regular expression: SchemaCompileError (the schema's fault)
             c.pattern = s["pattern"]
     return c
 
@@ -573,8 +572,9 @@ def _check(c: Check, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str)
             ctx.fail(live & (ln > hi), lambda x: f"{path}: {str(x)[:40]!r} is longer than {hi}", arr)
     if c.pattern is not None:
         text = pc.utf8_slice_codeunits(_text(n, arr), 1, -1) if n.kind in _TEXT_WIDTH else arr
-        bad = pattern_misses(text, re.compile(c.pattern))
-        ctx.fail(live & bad, lambda x: f"{path}: {x[:40]!r} does not match {c.pattern!r}", text)
+        miss, over = compile_pattern(c.pattern).misses(text)
+        ctx.fail(live & miss, lambda x: f"{path}: {x[:40]!r} does not match {c.pattern!r}", text)
+        ctx.fail(live & over, lambda x: f"{path}: {PatternBudgetError(c.pattern, x)}", text)
 
 
 # -- free-form leaves ---------------------------------------------------------------------

@@ -73,12 +73,20 @@ def _no_gc():
 class JsonEngine:
     """Vectorized strict decoder of JSON payloads for one JSON Schema tree."""
 
-    def __init__(self, node: JNode, options: DecodeOptions, reference: Reference | None = None):
+    def __init__(self, node: JNode, options: DecodeOptions, reference: Reference | None = None,
+                 screens: bool = True):
         self.node, self.options = node, options
         self.arrow_type = node.arrow
-        # validation: the reference judges the rows the plan's cheap checks flag (_valid)
+        # validation: the reference judges the rows the plan's cheap checks flag (_valid); free-form
+        # unions of objects are screened by engines of their branches (_screen: not theirs, no nesting)
         self.reference = reference
-        rules = plan_validation(node.schemas[0], node) if reference is not None else None
+        screen_for = None
+        if reference is not None:
+            from connector.formats.json_schema._screen import leaf_screen
+
+            def screen_for(part, root=node.schemas[0]):
+                return leaf_screen(root, part, options, JsonEngine, unions=screens)
+        rules = plan_validation(node.schemas[0], node, screen_for) if reference is not None else None
         root_rule = rules.get(id(node)) if rules is not None and node.kind == "json" else None
         # a JSON-text root: its null is judged (V_NULL), its values by their check
         self._root_check = root_rule.leaf if root_rule is not None else None
@@ -129,6 +137,21 @@ class JsonEngine:
             dead[list(errs)] = True
             vals = _null_rows(vals, dead)
         return vals, errors
+
+    def screen(self, texts: pa.Array) -> tuple[np.ndarray, pa.Array]:
+        """``(passed, values)`` of JSON ``texts`` (strings, no nulls): rows every cheap check of
+        the plan passes — no kernel error or flag, no row left to the reference path — which are
+        valid against the schema (``_valid``'s promise), and the decoded values."""
+        payloads = texts.cast(pa.binary()) if not pa.types.is_binary(texts.type) else texts
+        n = len(payloads)
+        offs, data = payload_view(payloads)
+        starts = offs[:-1].astype(np.int64)
+        ends = offs[1:].astype(np.int64)
+        vals, codes, slow, failed, check = self._run(data, starts, ends, n, payloads)
+        passed = (codes == 0) & (slow == 0) & ~np.asarray(check, bool)
+        if failed:
+            passed[np.fromiter(failed, np.int64, len(failed))] = False
+        return passed, vals
 
     # -- the kernel ------------------------------------------------------------------------
     def _run(self, data, starts, ends, n, payloads):

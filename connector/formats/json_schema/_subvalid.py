@@ -22,10 +22,13 @@ document, evolved to the part, answers):
   arrays or objects (Python's ``==`` takes ``1`` for ``true`` inside them), ``format`` with a
   checker (never: no format is asserted) and every keyword not listed.
 
-``pattern`` is read the same way (``$`` as the end of the text): the two differ only on a string
-that ends with a newline, and under ``oneOf`` or ``not`` a stricter branch can turn a refusal into
-an acceptance; so when a pattern holds ``$``, a value whose JSON text holds a string ending with a
-newline (``\\n"``, or a ``\\u000a`` anywhere) is left to python-jsonschema.
+``pattern``: fastjsonschema compiles patterns with Python's ``re`` (and reads ``$`` as the end of
+the text, where ``re`` also matches before a final newline). Its compiled code looks each pattern
+up in a table by the pattern's text; the table's entries are replaced by the one owner of pattern
+matching (:mod:`~connector.formats.json_schema._pattern`: ``re``'s meaning, RE2 or a bounded
+engine), so a pattern means here what it means to python-jsonschema and no string backtracks.
+A string that runs a pattern out of budget raises :class:`~connector.errors.PatternBudgetError`
+out of the check (callers leave the value to the reference, which says so).
 """
 from __future__ import annotations
 
@@ -33,9 +36,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from connector.formats.json_schema._pattern import compile_pattern
 from connector.formats.json_schema._reference import LEGACY_REF, draft_of, validator_class
 
-__all__ = ["sub_check"]
+__all__ = ["sub_check", "object_union"]
 
 _SCHEMA_URI = {"draft4": "http://json-schema.org/draft-04/schema#",
                "draft6": "http://json-schema.org/draft-06/schema#",
@@ -48,12 +52,11 @@ _PLAIN = frozenset({"type", "required", "minItems", "maxItems", "minProperties",
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
                           "writeOnly", "format", "contentEncoding", "contentMediaType"})
 _SCALARS = (str, int, float, bool, type(None))
-_DOLLAR = re.compile(r"(?<!\\)\$")  # fastjsonschema's DOLLAR_FINDER: the $ it rewrites to \Z
 
 
-def _eligible(s: Any, dollars: list, depth: int = 0) -> bool:
+def _eligible(s: Any, patterns: list, depth: int = 0) -> bool:
     """Whether fastjsonschema's code for ``s`` is python-jsonschema's (see the module docstring);
-    notes in ``dollars`` a pattern with ``$``."""
+    notes in ``patterns`` every pattern."""
     if depth > 64:
         return False
     if isinstance(s, bool):
@@ -64,8 +67,7 @@ def _eligible(s: Any, dollars: list, depth: int = 0) -> bool:
         if k == "pattern":
             if not isinstance(v, str):
                 return False
-            if _DOLLAR.search(v):
-                dollars.append(v)
+            patterns.append(v)
             continue
         if k in _PLAIN or k in _ANNOTATIONS:
             continue
@@ -79,13 +81,13 @@ def _eligible(s: Any, dollars: list, depth: int = 0) -> bool:
         elif k in _ONE:
             if k == "items" and not isinstance(v, (dict, bool)):
                 return False
-            if not _eligible(v, dollars, depth + 1):
+            if not _eligible(v, patterns, depth + 1):
                 return False
         elif k in _MANY:
-            if not isinstance(v, list) or not all(_eligible(x, dollars, depth + 1) for x in v):
+            if not isinstance(v, list) or not all(_eligible(x, patterns, depth + 1) for x in v):
                 return False
         elif k in _MAP:
-            if not isinstance(v, dict) or not all(_eligible(x, dollars, depth + 1) for x in v.values()):
+            if not isinstance(v, dict) or not all(_eligible(x, patterns, depth + 1) for x in v.values()):
                 return False
         else:
             return False
@@ -100,8 +102,8 @@ def _fast(root: Any, s: Any, slow: Callable[[Any], bool]) -> Check | None:
     if draft not in _SCHEMA_URI or not isinstance(s, dict) or "definitions" in s or "$defs" in s:
         return None
     defs = {k: root[k] for k in ("definitions", "$defs") if isinstance(root, dict) and k in root}
-    dollars: list = []
-    if not _eligible(s, dollars) or not all(_eligible(d, dollars) for d in ({"definitions": x} for x in defs.values())):
+    patterns: list = []
+    if not _eligible(s, patterns) or not all(_eligible(d, patterns) for d in ({"definitions": x} for x in defs.values())):
         return None
     import fastjsonschema
 
@@ -110,11 +112,15 @@ def _fast(root: Any, s: Any, slow: Callable[[Any], bool]) -> Check | None:
                                           use_default=False, use_formats=False)
     except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError, RecursionError, re.error):
         return None
+    if patterns:  # its table of compiled patterns, by pattern text: the one owner's instead
+        table = getattr(validate, "__globals__", {}).get("REGEX_PATTERNS")
+        if not isinstance(table, dict) or set(table) != set(patterns):
+            return None  # a fastjsonschema that keeps them otherwise: python-jsonschema answers
+        for k in table:
+            table[k] = compile_pattern(k)
     invalid = fastjsonschema.JsonSchemaValueException
 
     def check(doc: Any, text: str | None = None) -> bool:
-        if dollars and (text is None or '\\n"' in text or "\\u000a" in text or "\\u000A" in text):
-            return slow(doc)  # a string may end with a newline: where the two read $ apart
         try:
             validate(doc)
         except invalid:
@@ -139,6 +145,38 @@ def _resolve(root: Any, s: Any) -> Any:
     return None
 
 
+def object_union(root: Any, s: Any) -> tuple[str, list, list, tuple[str, list[str]] | None] | None:
+    """``(keyword, branches, branches resolved, tag)`` when ``s`` is only a ``oneOf``/``anyOf`` of
+    two or more object schemas (local ``$ref``\\s followed); ``tag`` is ``(member, [string per
+    branch])`` when one member is fixed to a different string in each branch (``const`` from draft 6,
+    or a one-value ``enum``), else None. The one reading of a union's shape: the per-value check
+    (:func:`sub_check`) and the reader's vectorized screen (``_screen``) both ask it."""
+    if not isinstance(s, dict) or len(set(s) - _ANNOTATIONS) != 1:
+        return None
+    key = next(iter(set(s) - _ANNOTATIONS))
+    branches = s[key]
+    if key not in ("oneOf", "anyOf") or not isinstance(branches, list) or len(branches) < 2:
+        return None
+    resolved = [_resolve(root, b) for b in branches]
+    if not all(isinstance(b, dict) and b.get("type") == "object" and isinstance(b.get("properties"), dict)
+               for b in resolved):
+        return None
+    keywords = validator_class(root).VALIDATORS
+
+    def fixed(b, name):
+        p = b["properties"].get(name)
+        if not isinstance(p, dict) or ("$ref" in p and draft_of(root) in LEGACY_REF):
+            return None
+        values = [p["const"]] if "const" in p and "const" in keywords else p.get("enum")
+        return values[0] if isinstance(values, list) and len(values) == 1 and isinstance(values[0], str) else None
+
+    for name in resolved[0]["properties"]:
+        tags = [fixed(b, name) for b in resolved]
+        if None not in tags and len(set(tags)) == len(tags):
+            return key, branches, resolved, (name, tags)
+    return key, branches, resolved, None
+
+
 def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
     """A ``oneOf``/``anyOf`` of object schemas, checked against the branches an object can meet:
 
@@ -152,30 +190,14 @@ def _tagged(root: Any, s: Any, reference: Any, full: Check) -> Check | None:
       are, every branch, to count them).
 
     Either way ``oneOf`` and ``anyOf`` give the answers checking every branch gives."""
-    if not isinstance(s, dict) or len(set(s) - _ANNOTATIONS) != 1:
+    union = object_union(root, s)
+    if union is None:
         return None
-    key = next(iter(set(s) - _ANNOTATIONS))
-    branches = s[key]
-    if key not in ("oneOf", "anyOf") or not isinstance(branches, list) or len(branches) < 2:
-        return None
-    resolved = [_resolve(root, b) for b in branches]
-    if not all(isinstance(b, dict) and b.get("type") == "object" and isinstance(b.get("properties"), dict)
-               for b in resolved):
-        return None
+    key, branches, resolved, tag = union
     keywords = validator_class(root).VALIDATORS  # const from draft 6, required from draft 4
-
-    def fixed(b, name):
-        p = b["properties"].get(name)
-        if not isinstance(p, dict) or ("$ref" in p and draft_of(root) in LEGACY_REF):
-            return None
-        values = [p["const"]] if "const" in p and "const" in keywords else p.get("enum")
-        return values[0] if isinstance(values, list) and len(values) == 1 and isinstance(values[0], str) else None
-
     checks = [sub_check(root, b, reference) for b in branches]
-    for name in resolved[0]["properties"]:
-        tags = [fixed(b, name) for b in resolved]
-        if None in tags or len(set(tags)) != len(tags):
-            continue
+    if tag is not None:
+        name, tags = tag
         table = dict(zip(tags, checks))
 
         def check(doc: Any, text: str | None = None, name=name, table=table) -> bool:

@@ -14,8 +14,9 @@ in the kernel (what the columns lose)   a required member absent; a member outsi
                                         a keyword checked nowhere else
 over the columns (vectorized)           ``enum``/``const``, ``minimum``/``maximum`` and the
                                         exclusive ones (draft 4's boolean form too),
-                                        ``multipleOf``, ``pattern`` (Python's ``re``, as
-                                        jsonschema), ``uniqueItems`` of scalars, and the
+                                        ``multipleOf``, ``pattern`` (``_pattern``: RE2 with
+                                        ``re``'s meaning, as jsonschema reads it, or a bounded
+                                        engine), ``uniqueItems`` of scalars, and the
                                         values of JSON-text leaves against their part of the
                                         schema (``_subvalid``)
 by the reference, on the rows above     everything else: ``oneOf``/``anyOf``/``allOf``/``not``,
@@ -35,7 +36,6 @@ class lists them), so a keyword the draft ignores is ignored here too.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +44,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.errors import PatternBudgetError
+from connector.formats.json_schema._pattern import JsonPattern, compile_pattern
 from connector.formats.json_schema._reference import LEGACY_REF, validator_class
 from connector.formats.json_schema._schema import JNode
 from connector.formats.json_schema._subvalid import sub_check
 
-__all__ = ["LeafCheck", "NodeRule", "plan_validation", "pattern_misses"]
+__all__ = ["LeafCheck", "NodeRule", "plan_validation", "pattern_misses", "null_refused"]
 
 _BIG = 2 ** 53  # past it a float64 may not hold the integer a JSON reader (Python) holds
 _I64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -74,12 +76,12 @@ _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comme
                           "id", "$schema", "$anchor", "$defs", "definitions"})
 
 
-def pattern_misses(arr: pa.Array, rx: re.Pattern) -> np.ndarray:
-    """Strings of ``arr`` that ``pattern`` (compiled) does not match, as python-jsonschema reads
-    it: ``re.search`` (Arrow's RE2 reads ``$``, ``\\d``, ``\\s``, ``[[:alpha:]]`` otherwise).
-    Nulls are not misses. Reads and writes both ask this."""
-    search = rx.search
-    return np.fromiter((v is not None and search(v) is None for v in arr.to_pylist()), bool, len(arr))
+def pattern_misses(arr: pa.Array, rx: JsonPattern) -> np.ndarray:
+    """Strings of ``arr`` that ``rx`` does not match, as python-jsonschema reads it
+    (``re.search``), or whose check ran out of budget (the reference then says so). Nulls are
+    not misses. Reads and writes both ask this (:mod:`~connector.formats.json_schema._pattern`)."""
+    miss, over = rx.misses(arr)
+    return miss | over
 
 
 @dataclass
@@ -89,11 +91,12 @@ class LeafCheck:
 
     kind: str  # string | int | float | bool | list (uniqueItems of its scalar items) | json
     value_check: Any = None  # json: check(value, text) -> bool, against the node's schema (_subvalid)
+    screen: Any = None  # json: screen(texts) -> mask of values surely valid, not checked one by one (_screen)
     enums: list = field(default_factory=list)  # each: the values allowed (all lists must hold)
     lower: list = field(default_factory=list)  # (bound, exclusive)
     upper: list = field(default_factory=list)
     multiples: list = field(default_factory=list)
-    patterns: list = field(default_factory=list)  # compiled with Python's re
+    patterns: list = field(default_factory=list)  # JsonPattern (_pattern)
     unique_kind: str | None = None  # list: the item kind
 
     def failing(self, arr: pa.Array, items: pa.Array | None = None) -> np.ndarray:
@@ -177,13 +180,15 @@ class LeafCheck:
         orjson reads it, a 64-bit overflow, is left to the reference too)."""
         bad = np.zeros(len(arr), bool)
         check, loads = self.value_check, orjson.loads
-        for i, text in enumerate(arr.to_pylist()):
-            if text is None:
-                continue
+        rows = np.flatnonzero(arr.is_valid().to_numpy(zero_copy_only=False))
+        if self.screen is not None:
+            rows = rows[~self.screen(arr)[rows]]
+        texts = arr.take(pa.array(rows)).to_pylist() if len(rows) != len(arr) else arr.to_pylist()
+        for i, text in zip(rows.tolist(), texts):
             try:
                 ok = check(loads(text), text)
-            except (orjson.JSONDecodeError, RecursionError):
-                ok = False
+            except (orjson.JSONDecodeError, RecursionError, PatternBudgetError):
+                ok = False  # the reference judges it (and says a pattern ran out of budget)
             bad[i] = not ok
         return bad
 
@@ -227,9 +232,15 @@ class NodeRule:
     leaf: LeafCheck | None = None
 
 
-def plan_validation(document: Any, root: JNode) -> dict[int, NodeRule]:
-    """The rule of every node of ``root`` (by ``id``), for the schema ``document`` (bundled)."""
-    return _Planner(document).plan(root)
+def plan_validation(document: Any, root: JNode, screen_for: Any = None) -> dict[int, NodeRule]:
+    """The rule of every node of ``root`` (by ``id``), for the schema ``document`` (bundled).
+    ``screen_for(part)``: a vectorized screen of a JSON-text leaf's values (``_screen``), or None."""
+    return _Planner(document, screen_for).plan(root)
+
+
+def null_refused(document: Any, s: Any) -> bool:
+    """Whether schema ``s`` (a part of ``document``) surely refuses a JSON null."""
+    return _Planner(document).null_ok(s) is False
 
 
 def _number(v) -> bool:
@@ -237,13 +248,12 @@ def _number(v) -> bool:
 
 
 class _Planner:
-    def __init__(self, document: Any):
+    def __init__(self, document: Any, screen_for: Any = None):
         cls = validator_class(document)
         self.root = document
+        self.screen_for = screen_for
         self.keywords = frozenset(cls.VALIDATORS) - {"format"}  # format: no format checker
-        name = cls.__name__
-        self.draft = {"Draft3Validator": "draft3", "Draft4Validator": "draft4", "Draft6Validator": "draft6",
-                      "Draft7Validator": "draft7"}.get(name, "new")
+        self.draft = cls.DRAFT if cls.DRAFT in ("draft3", "draft4", "draft6", "draft7") else "new"
         self.legacy_ref = self.draft in LEGACY_REF
         self.rules: dict[int, NodeRule] = {}
         self._reference: Any = None  # python-jsonschema's validator, made when a part needs it
@@ -278,7 +288,8 @@ class _Planner:
             if self._reference is None:
                 self._reference = validator_class(self.root)(self.root)
             rule.check = False
-            rule.leaf = LeafCheck("json", value_check=sub_check(self.root, n.schemas[0], self._reference))
+            rule.leaf = LeafCheck("json", value_check=sub_check(self.root, n.schemas[0], self._reference),
+                                  screen=self.screen_for(n.schemas[0]) if self.screen_for is not None else None)
         return rule
 
     def part(self, rule: NodeRule, n: JNode, s: Any, last: bool) -> None:
@@ -456,11 +467,8 @@ class _Planner:
         side.append((v, excl))
 
     def string(self, rule: NodeRule, k: str, v: Any) -> None:
-        if k == "pattern":
-            try:
-                self.leaf(rule, "string").patterns.append(re.compile(v))
-            except (re.error, TypeError):
-                rule.check = True
+        if k == "pattern":  # one that does not compile is the schema's fault: SchemaCompileError
+            self.leaf(rule, "string").patterns.append(compile_pattern(v))
             return
         self.count(rule, "minItems" if k == "minLength" else "maxItems", v)  # counted in the kernel
 
