@@ -274,6 +274,7 @@ def test_output_buffer_growth_redoes_the_row():
     """Starting from a one-byte output buffer, the kernel grows it between rows (redoing the row
     that did not fit) and writes the same bytes."""
     from connector.formats.protobuf._encode_kernel import encode
+    from connector.formats.protobuf._encode_program import Batch
 
     spec, fast, ref, cls = _setup(PROTO3, "t.All")
     base = {f.name: None for f in fast.arrow_type}
@@ -282,8 +283,7 @@ def test_output_buffer_growth_redoes_the_row():
     arr = pa.array(rows, fast.arrow_type)
     prog = fast._state().proto.program
     D, _, _ = prog._bind(arr)
-    out, offs, code, _, _ = encode(prog.P, prog.KIDS, D, len(arr), np.zeros(0, np.uint8), prog.depth,
-                                   len(prog.oneofs), 1)
+    out, offs, code, _, _ = encode(prog.tables, D, Batch(len(arr), np.zeros(0, np.uint8), 1))
     assert not code.any()
     got = [bytes(out[offs[i]:offs[i + 1]]) for i in range(len(arr))]
     assert got == ref.encode(arr).payloads.to_pylist()
