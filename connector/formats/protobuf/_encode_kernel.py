@@ -17,8 +17,12 @@ from connector.formats.core.kernels import load_i32, load_i64, load_u8, load_u32
 
 from connector.formats.protobuf._layout import ENUM_BAD, Bind, Chk, Col, EncErr, Kind, Pres, Src
 
+# the helpers and handlers are inlined at numba's IR level; the kernel is compiled without
+# reference counting (it allocates nothing), so inlining costs nothing
+_inline = njit(nogil=True, inline="always")
 
-@njit(nogil=True, inline="always")
+
+@_inline
 def _valid(D, c, j):
     a = D[c, Bind.VALID]
     if a == 0:
@@ -27,14 +31,14 @@ def _valid(D, c, j):
     return (load_u8(a + (b >> 3)) >> (b & 7)) & 1 == 1
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _span(D, c, j):
     """(start, stop) of list (or string) ``j`` of column ``c``."""
     a, k = D[c, Bind.OFFS], D[c, Bind.DOFF] + j
     return np.int64(load_i32(a + 4 * k)), np.int64(load_i32(a + 4 * k + 4))
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _value(P, D, c, j):
     """(value as int64 bits, second word): Src.DEC → (low, high), Src.STR → (start, length)."""
     src = P[c, Col.SRC]
@@ -53,7 +57,7 @@ def _value(P, D, c, j):
     return s, e - s
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _varlen(u):
     u = np.uint64(u)
     n = 1
@@ -63,7 +67,7 @@ def _varlen(u):
     return n
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _put(oa, pos, u):
     """The varint ``u`` ending at byte ``pos`` of the output at address ``oa``; returns its start."""
     u = np.uint64(u)
@@ -77,12 +81,12 @@ def _put(oa, pos, u):
     return pos
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _zz(v):
     return (np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> 63)
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _time(kind, us):
     """(seconds, nanos) of a Timestamp (floor) or Duration (toward zero) in microseconds."""
     secs = us // 1_000_000
@@ -93,7 +97,7 @@ def _time(kind, us):
     return secs, rem * 1000
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _put_bare(oa, pos, kind, v, h, D, c):
     """A value without its tag ending at ``pos``; returns its start."""
     if kind == Kind.VARINT:
@@ -126,7 +130,7 @@ def _put_bare(oa, pos, kind, v, h, D, c):
     return _put(oa, pos, end - pos)
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _check(P, c, v, h):
     chk = P[c, Col.CHK]
     if chk == Chk.U32 and (v < 0 or v >= (1 << 32)):
@@ -138,19 +142,7 @@ def _check(P, c, v, h):
     return 0
 
 
-@njit(nogil=True)
-def _room(out, pos, need):
-    """``out`` grown to have at least ``need`` free bytes before ``pos`` (the written tail kept
-    at the end), and the new ``pos``."""
-    used = len(out) - pos
-    cap = max(2 * len(out), used + need + 1024)
-    grown = np.empty(cap, np.uint8)
-    if used:
-        memcpy(grown.ctypes.data + cap - used, out.ctypes.data + pos, used)
-    return grown, cap - used
-
-
-@njit(nogil=True, inline="always")
+@_inline
 def _packed(P, D, oa, pos, c, j):
     """A packed repeated field: its items (last to first), their length and the tag. (start,
     error, bytes needed when out of room, the failing node and item)"""
@@ -174,7 +166,7 @@ def _packed(P, D, oa, pos, c, j):
     return _put(oa, pos, P[c, Col.TAG]), 0, 0, c, j
 
 
-@njit(nogil=True, inline="always")
+@_inline
 def _leaf(P, D, oa, pos, c, j, kind):
     """A scalar field (a proto3 implicit one holding its default is left out). (start, error,
     bytes needed when out of room)"""
@@ -191,43 +183,30 @@ def _leaf(P, D, oa, pos, c, j, kind):
     return _put(oa, pos, P[c, Col.TAG]), 0, 0
 
 
-@njit(nogil=True)
-def encode(T, D, B):
-    """(bytes, offsets (n + 1), error code per row (0: fine), node, item) of ``B.n`` rows, each
-    ``B.prefix`` + the message; null and failed rows are empty. ``T``: the program
-    (``_encode_program.Tables``), ``D``: its binding to this batch's columns (``Bind``),
-    ``B``: the batch (``_encode_program.Batch``; ``guess``: bytes to start with)."""
-    P, KIDS, depth, n = T.P, T.KIDS, T.depth, B.n
-    fn = np.empty(depth + 1, np.int64)
-    fj = np.empty(depth + 1, np.int64)
-    fcur = np.empty(depth + 1, np.int64)
-    fend = np.empty(depth + 1, np.int64)
-    fmark = np.empty(depth + 1, np.int64)  # bytes written (from the end) when the frame began
-    fstamp = np.empty(depth + 1, np.int64)
-    seen = np.full(max(T.n_oneof, 1), -1, np.int64)
-    ends = np.zeros(n + 1, np.int64)  # bytes written (from the end) after each row
-    code = np.zeros(n, np.int64)
-    enode = np.zeros(n, np.int64)
-    eitem = np.zeros(n, np.int64)
-    out = np.empty(max(B.guess, 64), np.uint8)
-    cap = len(out)
-    pos = cap
-    oa = out.ctypes.data
+@njit(nogil=True, _nrt=False)
+def encode(T, D, B, Y, r, pos):
+    """Rows ``r`` down to 0 of ``B.n``, each ``B.prefix`` + the message, written backwards into
+    ``Y.out`` ending at ``pos``; ``Y.ends[r + 1]``: bytes written (from the end) after row
+    ``r``; a failed row is empty, its (error, node, item) in ``Y.code``/``Y.enode``/``Y.eitem``.
+    Returns (-1, start of the bytes, 0), or (row, position, bytes needed) when the row does not
+    fit: grow ``Y.out`` (keeping its tail) and call again from that row. ``T``: the program
+    (``_encode_program.Tables``), ``D``: its binding to this batch's columns (``Bind``)."""
+    P, KIDS = T.P, T.KIDS
+    cap = len(Y.out)
+    oa = Y.out.ctypes.data
     npre = len(B.prefix)
-    stamp = 0
-    need = 0
-    r = n - 1
     while r >= 0:
-        ends[r + 1] = cap - pos
+        Y.ends[r + 1] = cap - pos
         if not _valid(D, 0, r):
             r -= 1
             continue
         # the current frame lives in locals (registers); the stack holds its parents
         top, node, fj_, cur, fe, mark = 0, 0, r, P[0, Col.C1] - 1, P[0, Col.C0] - 1, 0
         is_msg, item = True, 0
-        stamp += 1
-        fst = stamp
+        Y.stamp[0] += 1
+        fst = Y.stamp[0]  # one id per message instance, for its oneofs
         e = 0
+        need = 0
         c = 0
         j = 0
         while True:
@@ -241,7 +220,8 @@ def encode(T, D, B):
                     pos = _put(oa, pos, cap - pos - mark)
                     pos = _put(oa, pos, P[node, Col.TAG])
                 top -= 1
-                node, fj_, cur, fe, mark, fst = fn[top], fj[top], fcur[top], fend[top], fmark[top], fstamp[top]
+                node, fj_, cur, fe, mark, fst = (Y.fn[top], Y.fj[top], Y.fcur[top], Y.fend[top],
+                                                 Y.fmark[top], Y.fstamp[top])
                 is_msg = P[node, Col.KIND] == Kind.MSG
                 item = P[node, Col.C0]
                 continue
@@ -257,23 +237,24 @@ def encode(T, D, B):
                 continue
             g = P[c, Col.ONEOF]
             if g >= 0:
-                if seen[g] == fst:
+                if Y.seen[g] == fst:
                     e = EncErr.ONEOF
                     break
-                seen[g] = fst
+                Y.seen[g] = fst
             kind = P[c, Col.KIND]
             if kind == Kind.MSG or kind == Kind.REP:  # a frame for its fields or items
-                if top >= depth:
+                if top >= len(Y.fn):
                     raise ValueError("protobuf program deeper than its stack")
-                fn[top], fj[top], fcur[top], fend[top], fmark[top], fstamp[top] = node, fj_, cur, fe, mark, fst
+                Y.fn[top], Y.fj[top], Y.fcur[top], Y.fend[top], Y.fmark[top], Y.fstamp[top] = \
+                    node, fj_, cur, fe, mark, fst
                 top += 1
                 node, fj_, mark = c, j, cap - pos
                 is_msg = kind == Kind.MSG
                 item = P[c, Col.C0]
                 if is_msg:
                     cur, fe = P[c, Col.C1] - 1, P[c, Col.C0] - 1
-                    stamp += 1
-                    fst = stamp
+                    Y.stamp[0] += 1
+                    fst = Y.stamp[0]
                 else:
                     lo, hi = _span(D, c, j)
                     cur, fe = hi - 1, lo - 1
@@ -287,21 +268,14 @@ def encode(T, D, B):
         if e == 0 and pos < npre:
             e, need = EncErr.ROOM, npre
         if e:
-            pos = cap - ends[r + 1]  # the row is rolled back
-            if e == EncErr.ROOM:  # rarely: the buffer grows (outside the walk), the row is redone
-                out, pos = _room(out, pos, need)
-                cap, oa = len(out), out.ctypes.data
-                continue
-            code[r], enode[r], eitem[r] = e, c, j
+            pos = cap - Y.ends[r + 1]  # the row is rolled back
+            if e == EncErr.ROOM:  # rarely: the caller grows the buffer, the row is redone
+                return r, pos, need
+            Y.code[r], Y.enode[r], Y.eitem[r] = e, c, j
             r -= 1
             continue
         pos -= npre
         for k in range(npre):
-            out[pos + k] = B.prefix[k]
+            Y.out[pos + k] = B.prefix[k]
         r -= 1
-    total = cap - pos
-    ends[0] = total
-    offs = np.empty(n + 1, np.int64)
-    for r in range(n + 1):
-        offs[r] = total - ends[r]
-    return out[pos:], offs, code, enode, eitem
+    return -1, pos, 0

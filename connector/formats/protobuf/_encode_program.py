@@ -63,12 +63,53 @@ class Tables(NamedTuple):
 
 
 class Batch(NamedTuple):
-    """One kernel call: ``n`` rows, each written after ``prefix``; ``guess``: output bytes to
-    start with."""
+    """One kernel call: ``n`` rows, each written after ``prefix``."""
 
     n: int
     prefix: np.ndarray  # uint8
-    guess: int
+
+
+class Out(NamedTuple):
+    """The kernel's output and scratch, allocated by the caller (the kernel allocates nothing):
+    the bytes, written from the end; per row the bytes written (from the end) after it and a
+    failure's (error, node, item); the frames of a row's open messages and repeated fields;
+    per oneof the message instance that set it; the last instance id."""
+
+    out: np.ndarray    # uint8
+    ends: np.ndarray   # int64 (n + 1)
+    code: np.ndarray   # int64 per row: EncErr (0: fine)
+    enode: np.ndarray
+    eitem: np.ndarray
+    fn: np.ndarray     # int64 per frame: node, item, next child, end, bytes when begun, instance
+    fj: np.ndarray
+    fcur: np.ndarray
+    fend: np.ndarray
+    fmark: np.ndarray
+    fstamp: np.ndarray
+    seen: np.ndarray   # int64 per oneof
+    stamp: np.ndarray  # int64 (1)
+
+    @staticmethod
+    def new(n: int, nbytes: int, depth: int, n_oneof: int) -> "Out":
+        def rows() -> np.ndarray:
+            return np.zeros(n, np.int64)
+
+        def frames() -> np.ndarray:
+            return np.empty(depth + 1, np.int64)
+
+        return Out(np.empty(max(nbytes, 64), np.uint8), np.zeros(n + 1, np.int64), rows(), rows(),
+                   rows(), frames(), frames(), frames(), frames(), frames(), frames(),
+                   np.full(max(n_oneof, 1), -1, np.int64), np.zeros(1, np.int64))
+
+
+def _grown(out: np.ndarray, pos: int, need: int) -> tuple[np.ndarray, int]:
+    """``out`` (written from ``pos`` to its end) with at least ``need`` free bytes before its
+    tail, and the tail's new start."""
+    used = len(out) - pos
+    cap = max(2 * len(out), used + need + 1024)
+    grown = np.empty(cap, np.uint8)
+    grown[cap - used:] = out[pos:]
+    return grown, cap - used
 
 
 class _NoProgram(Exception):
@@ -311,9 +352,20 @@ class Program:
 
         n = len(values)
         D, cols, keep = self._bind(values)
-        guess = values.nbytes + n * (len(prefix) + 8)  # the output is about the input's size
-        out, offs, code, enode, eitem = encode(self.tables, D, Batch(n, np.frombuffer(prefix, np.uint8), guess))
+        T = self.tables
+        y = Out.new(n, values.nbytes + n * (len(prefix) + 8), T.depth, T.n_oneof)  # about the input's size
+        batch = Batch(n, np.frombuffer(prefix, np.uint8))
+        r, pos = n - 1, len(y.out)
+        while True:
+            r, pos, need = encode(T, D, batch, y, r, pos)
+            if r < 0:
+                break
+            grown, pos = _grown(y.out, pos, need)
+            y = y._replace(out=grown)
         del keep
+        total = len(y.out) - pos
+        y.ends[0] = total
+        out, offs, code, enode, eitem = y.out[pos:], total - y.ends, y.code, y.enode, y.eitem
         payloads = binary_from_buffers(offs, out, n)
         valid = valid_mask(values) & (code == 0)
         if not code.any():

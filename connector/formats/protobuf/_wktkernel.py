@@ -63,10 +63,14 @@ _VALUE_KEY = np.frombuffer(b',"value":', np.uint8)
 _QUOTE, _DASH, _T, _COLON = (np.frombuffer(c, np.uint8) for c in (b'"', b"-", b"T", b":"))
 _F_STRUCT, _F_LIST, _F_CLOSE = 0, 1, 2  # frames: a Struct's entries, a ListValue's items, an Any's }
 _NUMBER = 0  # the placeholder of a number in the text (``_wktjson`` splices the numbers in)
+# the handlers (and hot writes) LLVM leaves out of line: inlined at numba's IR level instead (free
+# in a kernel without reference counting); a call passing the kernel's structures costs more
+# than the work of most handlers
+_inline = njit(nogil=True, _nrt=False, inline="always")
 
 
 # -- writes ---------------------------------------------------------------------------------------
-@helper
+@_inline
 def _put(out, at, lit):
     """The bytes ``lit`` at ``out[at]``; the position after them."""
     for i in range(len(lit)):
@@ -74,7 +78,7 @@ def _put(out, at, lit):
     return at + len(lit)
 
 
-@helper
+@_inline
 def _put_string(buf, s, e, out, at):
     """JSON string of the UTF-8 bytes ``buf[s:e]`` (escaped as json.dumps does) at ``out[at]``."""
     out[at] = 34
@@ -239,7 +243,7 @@ def _two_fields(buf, s, e):
 
 
 # -- handlers: one per well-known type ------------------------------------------------------------
-@helper
+@_inline
 def _value(V, Y, W, s, e, at, nd):
     """A ``google.protobuf.Value``: null, number, string, bool written; a Struct or ListValue
     returned as the value to write next. (at, nd, status, next start, end, type or -1)."""
@@ -286,7 +290,7 @@ def _open_list(W, sp, s, e, out, at):
     return sp + 1, at + 1, Status.OK
 
 
-@helper
+@_inline
 def _sort_entries(buf, W, e0, m):
     """``W.order[e0:e0 + m]``: entries ``e0 ..`` in key order (a bottom-up merge sort)."""
     for q in range(m):
@@ -314,7 +318,7 @@ def _sort_entries(buf, W, e0, m):
         width *= 2
 
 
-@helper
+@_inline
 def _open_struct(V, W, sp, etop, s, e, out, at):
     """A ``Struct``: its entries (field 1: a key and a Value each) read and sorted by key, its
     frame and ``{``. (sp, entries top, at, status)"""
@@ -422,7 +426,7 @@ def _duration(out, at, secs, nanos):
     return at + 2, True
 
 
-@helper
+@_inline
 def _wrapper(V, Y, W, code, w1, x1, y1, at, nd):
     """A wrapper's value (field 1 only; absent: the default). (at, nd, ok)"""
     out = Y.out
@@ -450,7 +454,7 @@ def _wrapper(V, Y, W, code, w1, x1, y1, at, nd):
     return _put_number(Y, W, x1, at, nd)  # DoubleValue
 
 
-@helper
+@_inline
 def _any(V, Y, W, sp, s, e, at, nd):
     """A ``google.protobuf.Any``: ``{"@type":url,"value":...}`` with a Struct, Value or
     ListValue payload returned as the value to write next (a frame closes the ``}``) and the
@@ -498,7 +502,7 @@ def _any(V, Y, W, sp, s, e, at, nd):
     return at + 1, nd, sp, Status.OK, 0, 0, -1
 
 
-@helper
+@_inline
 def _advance(V, Y, W, sp, etop, at):
     """After a value: close the containers it ends and find the next value to write (a list's
     next item, a struct's next entry, after its key). (sp, entries top, at, status, next start,
