@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro._encode_program import EncodeProgram, EncOut, compile_encoder
-from connector.formats.avro._opcodes import COL_BUF1, COL_OFFSET, COL_VALID, EncErr
+from connector.formats.avro._opcodes import COL_BUF1, COL_OFFSET, COL_VALID, ENC_MESSAGES, EncErr
 from connector.formats.avro._encode_ref import RowError, encode_record
 from connector.formats.avro._schema import arrow_type_of
 from connector.formats.core import EncodeError, note_fallback, prepend, valid_mask
@@ -105,28 +105,12 @@ def encode_compiled(prog: EncodeProgram, values: pa.Array, prefix: bytes = b""):
 def _message(prog: EncodeProgram, arrays: list, code: int, pc: int, pos: int) -> str:
     path, n = prog.where[pc]
     assert n is not None
-    col = prog.code[pc][1]
-
-    def value() -> Any:
-        return arrays[col][pos].as_py()
-
-    if code == EncErr.NULL:
-        return f"{path}: null for a non-nullable Avro {n.kind}"
-    if code == EncErr.NULL_UNION:
-        return f"{path}: null for a union without a null branch"
-    if code == EncErr.SEVERAL:
-        return f"{path}: union value sets several members; set exactly one"
-    if code == EncErr.ENUM:
-        return f"{path}: {str(value())[:40]!r} is not a symbol of enum {n.name}"
-    if code == EncErr.FIXED:
-        return f"{path}: fixed({n.size}) needs {n.size} bytes"
-    if code == EncErr.UUID:
-        return f"{path}: {str(value())[:40]!r} is not a UUID"
-    if code == EncErr.PRECISION:
-        return f"{path}: decimal {value()} overflows precision {n.precision} (scale {n.scale or 0})"
-    if code == EncErr.FIXED_DECIMAL:
-        return f"{path}: decimal does not fit fixed({n.size})"
-    raise AssertionError(f"unknown encode error {code}")
+    why = ENC_MESSAGES[EncErr(code)]
+    value: Any = None
+    if "{value" in why:
+        value = arrays[prog.code[pc][1]][pos].as_py()
+        value = value if code == EncErr.PRECISION else str(value)[:40]
+    return f"{path}: " + why.format(n=n, value=value, scale=n.scale or 0)
 
 
 def encode_reference(node, values: pa.Array, prefix: bytes = b""):

@@ -54,6 +54,13 @@ def _valid(X, c, i):
 
 
 @helper
+def _at(P, X, pc, idx):
+    """(column, physical index: the array's offset applied) of instruction ``pc``'s value."""
+    c = P.code[pc, 1]
+    return c, idx + X[c, COL_OFFSET]
+
+
+@helper
 def _span(X, c, p):
     """(start, length) of value ``p`` (offset applied) of a string/binary/list column."""
     o0 = _i32(X[c, COL_BUF1], p)
@@ -162,31 +169,23 @@ def _ustruct(P, X, Y, pc, pos, idx):
 
 
 @helper
-def _ulong(P, X, Y, pc, pos, idx):
-    """``[int, long]``: the branch the value fits, then the value."""
+def _widened(P, X, Y, pc, pos, idx):
+    """``[int, long]`` (ULONG: the branch the value fits) and ``[float, double]`` (UDOUBLE: the
+    double), the unions Spark reads as one long or double: the branch index, then the value."""
     if pos + 20 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
     c = P.code[pc, 1]
     if not _valid(X, c, idx):
         pos, err = _null_branch(P, Y, pc, pos)
         return (pc if err else pc + 1), pos, idx, err
-    v = _i64(X[c, COL_BUF1], idx + X[c, COL_OFFSET])
+    at = X[c, COL_BUF1] + 8 * (idx + X[c, COL_OFFSET])
+    if P.code[pc, 0] == EncOp.UDOUBLE:
+        pos = _varint(Y.out, pos, 2 * P.code[pc, 3])
+        return pc + 1, _copy(Y.out, pos, at, 8), idx, 0
+    v = load_i64(at)
     fits = -(1 << 31) <= v < (1 << 31)
     pos = _varint(Y.out, pos, 2 * (P.code[pc, 3] if fits else P.code[pc, 4]))
     return pc + 1, _varint(Y.out, pos, _zigzag(v)), idx, 0
-
-
-@helper
-def _udouble(P, X, Y, pc, pos, idx):
-    """``[float, double]``: the double branch, then the value."""
-    if pos + 20 > len(Y.out):
-        return pc, pos, idx, EncErr.ROOM
-    c = P.code[pc, 1]
-    if not _valid(X, c, idx):
-        pos, err = _null_branch(P, Y, pc, pos)
-        return (pc if err else pc + 1), pos, idx, err
-    pos = _varint(Y.out, pos, 2 * P.code[pc, 3])
-    return pc + 1, _copy(Y.out, pos, X[c, COL_BUF1] + 8 * (idx + X[c, COL_OFFSET]), 8), idx, 0
 
 
 @helper
@@ -205,8 +204,7 @@ def _int(P, X, Y, pc, pos, idx):
     """int, long, date, timestamps: a zigzag varint (µs → floor ms for millis)."""
     if pos + 10 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
-    c = P.code[pc, 1]
-    p = idx + X[c, COL_OFFSET]
+    c, p = _at(P, X, pc, idx)
     if P.code[pc, 2] == 4:
         v = _i32(X[c, COL_BUF1], p)
     else:
@@ -221,42 +219,34 @@ def _float(P, X, Y, pc, pos, idx, w):
     """float (``w`` 4), double (8): the little-endian bytes."""
     if pos + w > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
-    c = P.code[pc, 1]
-    return pc + 1, _copy(Y.out, pos, X[c, COL_BUF1] + w * (idx + X[c, COL_OFFSET]), w), idx, 0
+    c, p = _at(P, X, pc, idx)
+    return pc + 1, _copy(Y.out, pos, X[c, COL_BUF1] + w * p, w), idx, 0
 
 
 @helper
 def _bool(P, X, Y, pc, pos, idx):
     if pos + 1 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
-    c = P.code[pc, 1]
-    p = idx + X[c, COL_OFFSET]
+    c, p = _at(P, X, pc, idx)
     Y.out[pos] = (load_u8(X[c, COL_BUF1] + (p >> 3)) >> (p & 7)) & 1
     return pc + 1, pos + 1, idx, 0
 
 
 @helper
 def _bytes(P, X, Y, pc, pos, idx):
-    """string, bytes (a string checked as a UUID when asked): the length, then the bytes."""
-    c = P.code[pc, 1]
-    o0, ln = _span(X, c, idx + X[c, COL_OFFSET])
+    """string, bytes (BYTES: the length, then the bytes; a string checked as a UUID when asked),
+    fixed (FIXED: the bytes, exactly ``size`` of them)."""
+    c, p = _at(P, X, pc, idx)
+    o0, ln = _span(X, c, p)
     if pos + ln + 10 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
-    if P.code[pc, 2] and not _is_uuid(X[c, COL_BUF2] + o0, ln):
-        return pc, pos, idx, EncErr.UUID
-    pos = _varint(Y.out, pos, 2 * ln)
-    return pc + 1, _copy(Y.out, pos, X[c, COL_BUF2] + o0, ln), idx, 0
-
-
-@helper
-def _fixed(P, X, Y, pc, pos, idx):
-    """fixed: the bytes, exactly ``size`` of them."""
-    c = P.code[pc, 1]
-    o0, ln = _span(X, c, idx + X[c, COL_OFFSET])
-    if pos + ln + 10 > len(Y.out):
-        return pc, pos, idx, EncErr.ROOM
-    if ln != P.code[pc, 2]:
-        return pc, pos, idx, EncErr.FIXED
+    if P.code[pc, 0] == EncOp.FIXED:
+        if ln != P.code[pc, 2]:
+            return pc, pos, idx, EncErr.FIXED
+    else:
+        if P.code[pc, 2] and not _is_uuid(X[c, COL_BUF2] + o0, ln):
+            return pc, pos, idx, EncErr.UUID
+        pos = _varint(Y.out, pos, 2 * ln)
     return pc + 1, _copy(Y.out, pos, X[c, COL_BUF2] + o0, ln), idx, 0
 
 
@@ -265,8 +255,8 @@ def _enum(P, X, Y, pc, pos, idx):
     """enum: the symbol's index."""
     if pos + 10 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
-    c = P.code[pc, 1]
-    s = _symbol(P, X, c, idx + X[c, COL_OFFSET], P.code[pc, 2])
+    c, p = _at(P, X, pc, idx)
+    s = _symbol(P, X, c, p, P.code[pc, 2])
     if s < 0:
         return pc, pos, idx, EncErr.ENUM
     return pc + 1, _varint(Y.out, pos, 2 * s), idx, 0
@@ -275,8 +265,7 @@ def _enum(P, X, Y, pc, pos, idx):
 @helper
 def _decimal(P, X, Y, pc, pos, idx):
     """decimal: ``_decimal.write_decimal`` of the decimal128 value."""
-    c = P.code[pc, 1]
-    p = idx + X[c, COL_OFFSET]
+    c, p = _at(P, X, pc, idx)
     pos, err = write_decimal(Y.out, pos, len(Y.out), _i64(X[c, COL_BUF1], 2 * p + 1),
                              _i64(X[c, COL_BUF1], 2 * p), P.code[pc, 2], P.code[pc, 3])
     return (pc, pos, idx, err) if err else (pc + 1, pos, idx, 0)
@@ -287,8 +276,8 @@ def _array(P, X, Y, pc, pos, idx):
     """array, map: one block (count, items); a frame for the items (at their indexes)."""
     if pos + 10 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
-    c = P.code[pc, 1]
-    o0, cnt = _span(X, c, idx + X[c, COL_OFFSET])
+    c, p = _at(P, X, pc, idx)
+    o0, cnt = _span(X, c, p)
     if cnt == 0:
         Y.out[pos] = 0
         return P.code[pc, 2], pos + 1, idx, 0
@@ -342,8 +331,8 @@ def _f32(P, X, Y, pc, pos, idx):
 _dispatch = dispatch("_dispatch", {
     EncOp.OPT: _opt, EncOp.INT: _int, EncOp.BYTES: _bytes, EncOp.NEXT: _next, EncOp.REC: _rec,
     EncOp.F64: _f64, EncOp.ARRAY: _array, EncOp.JMP: _jmp, EncOp.USTRUCT: _ustruct,
-    EncOp.ULONG: _ulong, EncOp.UDOUBLE: _udouble, EncOp.CONST: _const, EncOp.BOOL: _bool,
-    EncOp.F32: _f32, EncOp.ENUM: _enum, EncOp.FIXED: _fixed, EncOp.DECIMAL: _decimal},
+    EncOp.ULONG: _widened, EncOp.UDOUBLE: _widened, EncOp.CONST: _const, EncOp.BOOL: _bool,
+    EncOp.F32: _f32, EncOp.ENUM: _enum, EncOp.FIXED: _bytes, EncOp.DECIMAL: _decimal},
     "P, X, Y, pc, pos, idx", globals())
 # instructions whose value must not be null (unions write their nulls; the others read no value)
 _NOT_NULL = np.array([op in (EncOp.REC, EncOp.BOOL, EncOp.INT, EncOp.F32, EncOp.F64, EncOp.BYTES,

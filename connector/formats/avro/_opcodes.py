@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 __all__ = ["Op", "Err", "EncOp", "EncErr", "K_I32", "K_I64", "K_F32", "K_F64", "E_CUSTOM", "SLOTS",
-           "ENC_SLOTS", "COL_VALID", "COL_OFFSET", "COL_BUF1", "COL_BUF2", "messages"]
+           "ENC_SLOTS", "COL_VALID", "COL_OFFSET", "COL_BUF1", "COL_BUF2", "messages", "ENC_MESSAGES"]
 
 SLOTS = 8  # slots per decoder instruction: the op and up to 7 operands
 ENC_SLOTS = 5  # slots per encoder instruction: op, col, a, b, c
@@ -141,3 +141,17 @@ class EncErr(IntEnum):
     PRECISION = 7
     FIXED_DECIMAL = 8
     ROOM = 9
+
+
+# the text of each encoder row error, after the field's path: ``n`` is the schema node, ``value``
+# the refused value (read only where a text names it)
+ENC_MESSAGES = {
+    EncErr.NULL: "null for a non-nullable Avro {n.kind}",
+    EncErr.NULL_UNION: "null for a union without a null branch",
+    EncErr.SEVERAL: "union value sets several members; set exactly one",
+    EncErr.ENUM: "{value!r} is not a symbol of enum {n.name}",
+    EncErr.FIXED: "fixed({n.size}) needs {n.size} bytes",
+    EncErr.UUID: "{value!r} is not a UUID",
+    EncErr.PRECISION: "decimal {value} overflows precision {n.precision} (scale {scale})",
+    EncErr.FIXED_DECIMAL: "decimal does not fit fixed({n.size})",
+}

@@ -36,7 +36,7 @@ from connector.formats.avro._decimal import read_decimal
 from connector.formats.avro._opcodes import K_F32, K_F64, K_I64, Err, Op
 from connector.formats.avro._walk import MAX_NESTING
 from connector.formats.core import njit
-from connector.formats.core.kernels import dispatch, helper
+from connector.formats.core.kernels import dispatch, helper, varint
 from connector.formats.core.kernels import memcpy as _memcpy
 
 __all__ = ["rows"]
@@ -106,34 +106,32 @@ def _struct_union(T, C, W, c, m, members):
 
 
 # -- reads ----------------------------------------------------------------------------------------
-@helper
-def _varint_long(buf, pos, end):
-    """(raw unsigned value, new position, error code) of a varint of any length."""
-    u = np.uint64(0)
-    for k in range(10):
-        if pos >= end:
-            return u, pos, Err.TRUNC
-        b = buf[pos]
-        pos += 1
-        if k == 9 and b > 1:
-            return u, pos, Err.VARINT
-        u |= np.uint64(b & 0x7F) << np.uint64(7 * k)
-        if b < 0x80:
-            return u, pos, 0
-    return u, pos, Err.VARINT
+# a varint's fault (core.kernels.varint) → the row error
+_VARINT_ERR = np.array([0, Err.TRUNC, Err.VARINT, Err.VARINT], np.int64)
 
 
 @helper
 def _varint(buf, pos, end):
-    """:func:`_varint_long`, with the one-byte varint (most of them) read in place."""
+    """(raw unsigned value, new position, error code): the one-byte varint (most of them) read
+    in place, longer ones by ``core.kernels.varint``."""
     if pos < end and buf[pos] < 0x80:
         return np.uint64(buf[pos]), pos + 1, 0
-    return _varint_long(buf, pos, end)
+    u, pos, fault = varint(buf, pos, end)
+    return u, pos, _VARINT_ERR[fault]
 
 
 @helper
 def _zigzag(u):
     return np.int64(u >> np.uint64(1)) ^ -np.int64(u & np.uint64(1))
+
+
+@helper
+def _int(buf, pos, end):
+    """(value, position, error) of an Avro int (a zigzag varint within 32 bits)."""
+    u, pos, err = _varint(buf, pos, end)
+    if err == 0 and u >= _U32:
+        err = Err.INT32
+    return _zigzag(u), pos, err
 
 
 @helper
@@ -289,12 +287,9 @@ def _bool(T, B, C, W, pc, pos, end):
 @helper
 def _enum(T, B, C, W, pc, pos, end):
     """The writer's symbol index → the reader's (``aux``), or the reader's default."""
-    u, pos, err = _varint(B.buf, pos, end)
+    v, pos, err = _int(B.buf, pos, end)
     if err:
         return pc, pos, err
-    if u >= _U32:
-        return pc, pos, Err.INT32
-    v = _zigzag(u)
     if v < 0 or v >= T.code[pc, 2]:
         return pc, pos, Err.ENUM_RANGE
     v = T.aux[T.code[pc, 3] + v]
@@ -307,8 +302,10 @@ def _enum(T, B, C, W, pc, pos, end):
 
 
 @helper
-def _rec(T, B, C, W, pc, pos, end):
-    """A record: one struct value (its variant); its fields' instructions follow."""
+def _operand(T, B, C, W, pc, pos, end):
+    """The instruction's operand as the value: REC's variant (a record's struct value; its
+    fields' instructions follow), CONST's reader default the writer lacks (a number's bits, a
+    boolean, an enum index)."""
     _emit(C, W, T.code[pc, 1], T.code[pc, 2])
     return pc + 1, pos, 0
 
@@ -316,13 +313,6 @@ def _rec(T, B, C, W, pc, pos, end):
 @helper
 def _null(T, B, C, W, pc, pos, end):
     _emit_nulls(T, C, W, T.code[pc, 1])
-    return pc + 1, pos, 0
-
-
-@helper
-def _const(T, B, C, W, pc, pos, end):
-    """A reader default the writer lacks: a number's bits, a boolean, an enum index."""
-    _emit(C, W, T.code[pc, 1], T.code[pc, 2])
     return pc + 1, pos, 0
 
 
@@ -336,12 +326,9 @@ def _cbytes(T, B, C, W, pc, pos, end):
 @njit(nogil=True, _nrt=False, inline="always")
 def _union(T, B, C, W, pc, pos, end):
     """A writer union: the branch index picks the code to run (see ``Op.UNION``)."""
-    u, pos, err = _varint(B.buf, pos, end)
+    b, pos, err = _int(B.buf, pos, end)
     if err:
         return pc, pos, err
-    if u >= _U32:
-        return pc, pos, Err.INT32
-    b = _zigzag(u)
     base = T.code[pc, 2]
     nb = T.aux[base]
     if b < 0 or b >= nb:
@@ -368,10 +355,20 @@ def _tounion(T, B, C, W, pc, pos, end):
 
 
 @helper
-def _array(T, B, C, W, pc, pos, end):
-    """array, map: the first block's header, a frame for the collection, a map's first key."""
+def _frame(W):
+    """A frame pushed on the row's stack: its index, or -1 past :data:`MAX_NESTING`."""
     sp = W.reg[_SP]
     if sp >= MAX_NESTING:
+        return -1
+    W.reg[_SP] = sp + 1
+    return sp
+
+
+@helper
+def _array(T, B, C, W, pc, pos, end):
+    """array, map: the first block's header, a frame for the collection, a map's first key."""
+    sp = _frame(W)
+    if sp < 0:
         return pc, pos, Err.DEEP
     k, pos, err = _block(T, B, W, pos, end, T.code[pc, 2])
     if err:
@@ -382,12 +379,12 @@ def _array(T, B, C, W, pc, pos, end):
         i = C.cnt[c]
         _emit(C, W, c, 0)  # the item count, written when the collection ends
     if k == 0:
+        W.reg[_SP] = sp  # no item: no frame
         return T.code[pc, 3], pos, 0
     W.rem[sp] = k
     W.done[sp] = 0
     W.col[sp] = c
     W.idx[sp] = i
-    W.reg[_SP] = sp + 1
     if T.code[pc, 5]:
         pos, err = _map_key(T, B, C, W, pc, pos, end)
     return pc + 1, pos, err
@@ -422,11 +419,10 @@ def _next(T, B, C, W, pc, pos, end):
 @helper
 def _call(T, B, C, W, pc, pos, end):
     """A subroutine (a skipped writer record, which may recurse): a frame."""
-    sp = W.reg[_SP]
-    if sp >= MAX_NESTING:
+    sp = _frame(W)
+    if sp < 0:
         return pc, pos, Err.DEEP
     W.ret[sp] = pc + 1
-    W.reg[_SP] = sp + 1
     return T.code[pc, 2], pos, 0
 
 
@@ -465,10 +461,10 @@ def _error(T, B, C, W, pc, pos, end):
 # -- the interpreter ------------------------------------------------------------------------------
 # one handler per instruction but HALT, most frequent first (the last also takes any other op)
 _dispatch = dispatch("_dispatch", {
-    Op.VARNUM: _varnum, Op.BYTES: _bytes, Op.REC: _rec, Op.UNION: _union, Op.NEXT: _next,
+    Op.VARNUM: _varnum, Op.BYTES: _bytes, Op.REC: _operand, Op.UNION: _union, Op.NEXT: _next,
     Op.ARRAY: _array, Op.FLOATNUM: _floatnum, Op.JMP: _jmp, Op.NULL: _null, Op.BOOL: _bool,
     Op.ENUM: _enum, Op.DECIMAL: _decimal, Op.VARSKIP: _varskip, Op.FIXSKIP: _fixskip,
-    Op.TOUNION: _tounion, Op.CONST: _const, Op.CBYTES: _cbytes, Op.CALL: _call, Op.RET: _ret,
+    Op.TOUNION: _tounion, Op.CONST: _operand, Op.CBYTES: _cbytes, Op.CALL: _call, Op.RET: _ret,
     Op.ERROR: _error}, "T, B, C, W, pc, pos, end", globals())
 
 

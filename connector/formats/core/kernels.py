@@ -15,14 +15,21 @@ helper = njit(nogil=True, _nrt=False)
 
 
 @njit(nogil=True)
+def _bases(newcap):
+    """(first slot of each column's region, total) of regions of capacities ``newcap``."""
+    nb = np.empty(len(newcap), np.int64)
+    total = 0
+    for c in range(len(newcap)):
+        nb[c] = total
+        total += newcap[c]
+    return nb, total
+
+
+@njit(nogil=True)
 def regrow(cbase, cnt, cval, cvalid, clen, newcap):
     """Value regions with capacities ``newcap`` (each ≥ its count), values kept, plus a sink."""
     ncols = len(cbase)
-    nb = np.empty(ncols, np.int64)
-    total = 0
-    for c in range(ncols):
-        nb[c] = total
-        total += newcap[c]
+    nb, total = _bases(newcap)
     v2 = np.empty(total + 1, np.int64)
     d2 = np.empty(total + 1, np.uint8)
     l2 = np.empty(total + 1, np.int64)
@@ -38,11 +45,7 @@ def regrow(cbase, cnt, cval, cvalid, clen, newcap):
 def regrow_bytes(bbase, bcnt, bdata, newcap):
     """Byte regions with capacities ``newcap`` (each ≥ its count), bytes kept."""
     ncols = len(bbase)
-    nb = np.empty(ncols, np.int64)
-    total = 0
-    for c in range(ncols):
-        nb[c] = total
-        total += newcap[c]
+    nb, total = _bases(newcap)
     d2 = np.empty(total, np.uint8)
     for c in range(ncols):
         a, b, k = bbase[c], nb[c], bcnt[c]
@@ -66,6 +69,29 @@ def emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
     return ovc
 
 
+VARINT_TRUNCATED, VARINT_OVERFLOW, VARINT_TOO_LONG = 1, 2, 3  # faults of a varint
+
+
+@helper
+def varint(buf, pos, end):
+    """The LEB128 varint at ``buf[pos:end]``: (raw unsigned value, new position, fault): 0,
+    :data:`VARINT_TRUNCATED` (the end comes first), :data:`VARINT_OVERFLOW` (a tenth byte with
+    bits beyond the 64th, which every parser but protobuf's refuses) or :data:`VARINT_TOO_LONG`
+    (more than ten bytes). Each format maps the fault to its own row error."""
+    u = np.uint64(0)
+    for k in range(10):
+        if pos >= end:
+            return u, pos, VARINT_TRUNCATED
+        b = buf[pos]
+        pos += 1
+        if k == 9 and b > 1:
+            return u, pos, VARINT_OVERFLOW
+        u |= np.uint64(b & 0x7F) << np.uint64(7 * k)
+        if b < 0x80:
+            return u, pos, 0
+    return u, pos, VARINT_TOO_LONG
+
+
 def dispatch(name: str, table: dict, params: str, module: dict):
     """An interpreter's dispatch, generated from its one table of handlers: the compiled function
     ``name(op, <params>)`` returning ``table[op](<params>)`` (the last entry also takes any op
@@ -77,16 +103,19 @@ def dispatch(name: str, table: dict, params: str, module: dict):
     ``table``: op (an int or ``IntEnum`` member) → handler, most frequent first; the handlers
     are globals of ``module`` (the caller's ``globals()``), where the function is defined too.
     """
-    ops = list(table)
+    by_handler: dict = {}  # handler → its ops, in the table's order (ops sharing one: one test)
+    for op, fn in table.items():
+        assert module.get(fn.__name__) is fn, f"{fn.__name__} is not a global of the kernel's module"
+        by_handler.setdefault(fn, []).append(op)
     lines = [f"def {name}(op, {params}):"]
-    for i, op in enumerate(ops):
-        fn = table[op].__name__
-        assert module.get(fn) is table[op], f"{fn} is not a global of the kernel's module"
-        if i < len(ops) - 1:
-            lines.append(f"    {'if' if i == 0 else 'elif'} op == {int(op)}:  # {op!r}")
-            lines.append(f"        return {fn}({params})")
+    for i, (fn, ops) in enumerate(by_handler.items()):
+        names = ", ".join(op.name if hasattr(op, "name") else str(op) for op in ops)
+        if i < len(by_handler) - 1:
+            test = " or ".join(f"op == {int(op)}" for op in ops)
+            lines.append(f"    {'if' if i == 0 else 'elif'} {test}:  # {names}")
+            lines.append(f"        return {fn.__name__}({params})")
         else:
-            lines.append(f"    return {fn}({params})  # {op!r}")
+            lines.append(f"    return {fn.__name__}({params})  # {names}, and any other op")
     exec(compile("\n".join(lines) + "\n", module["__file__"], "exec"), module)
     return njit(nogil=True, _nrt=False, inline="always")(module[name])
 

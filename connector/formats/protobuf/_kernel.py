@@ -10,28 +10,22 @@ on its wire type to a handler below; a handler returns the new position and an e
 import numpy as np
 
 from connector.formats.core import njit
-from connector.formats.core.kernels import helper
+from connector.formats.core.kernels import helper, varint
 from connector.formats.protobuf._layout import FieldKind, WireErr
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
 
 _U32 = np.uint64(1) << np.uint64(32)
 
 
+# a varint's fault (core.kernels.varint) → the wire error
+_VARINT_ERR = np.array([0, WireErr.VARINT, WireErr.OVERFLOW, WireErr.VARINT], np.int64)
+
+
 @helper
 def _varint(data, pos, end):
     """(value low bits, new pos, error code)."""
-    v = np.uint64(0)
-    for k in range(10):
-        if pos >= end:
-            return v, pos, WireErr.VARINT
-        b = data[pos]
-        pos += 1
-        if k == 9 and b > 1:
-            return v, pos, WireErr.OVERFLOW
-        v |= np.uint64(b & 0x7F) << np.uint64(7 * k)
-        if b < 0x80:
-            return v, pos, 0
-    return v, pos, WireErr.VARINT
+    v, pos, fault = varint(data, pos, end)
+    return v, pos, _VARINT_ERR[fault]
 
 
 @helper

@@ -14,7 +14,7 @@ from enum import IntEnum
 import numpy as np
 
 from connector.formats.core import njit
-from connector.formats.core.kernels import helper
+from connector.formats.core.kernels import helper, varint
 from connector.formats.protobuf._layout import Status, Wkt
 from connector.formats.protobuf._limits import MAX_DEPTH
 
@@ -164,16 +164,9 @@ def _put_number(Y, W, bits, at, nd):
 # -- reads ----------------------------------------------------------------------------------------
 @helper
 def _varint(buf, pos, end):
-    u = np.uint64(0)
-    for k in range(10):
-        if pos >= end:
-            return u, pos, False
-        b = buf[pos]
-        pos += 1
-        u |= np.uint64(b & 0x7F) << np.uint64(7 * k)
-        if b < 0x80:
-            return u, pos, k < 9 or b <= 1
-    return u, pos, False
+    """(value, new position, well-formed)."""
+    u, pos, fault = varint(buf, pos, end)
+    return u, pos, fault == 0
 
 
 @helper
