@@ -116,7 +116,7 @@ class AvroCodec:
         work = Work.new(len(prog.cols))
         r = 0
         while True:
-            r, over, overb = V.rows(self._tables, batch, bufs.state(), work, r)
+            r, over, overb = V.rows(self._tables, batch, bufs.named(), work, r)
             if over < 0 and overb < 0:
                 break
             bufs.grow(over, overb, int(ends[r] - starts[r]))

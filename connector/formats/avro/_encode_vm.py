@@ -12,8 +12,9 @@ column has no null, -1 when every value is null; the array's offset; its first a
 buffer addresses: values, or offsets and data — slots ``COL_*`` of ``_opcodes``). Addresses
 are read inside compiled code by small intrinsics (loads and ``memcpy``). A handler takes the
 three structures, the pc, the output position and the current index (a list's or map's items
-run at their own indexes), and returns them with an error code; it allocates nothing and is
-inlined into the kernel. A row that fails writes nothing and records (error code,
+run at their own indexes), and returns them with an error code; handlers (``@inline``) and
+the dispatch generated from their table are pasted into the kernel at import
+(``core._inline``). A row that fails writes nothing and records (error code,
 instruction, index in the failing column); a row that does not fit in the output stops the
 kernel, which the caller calls again from that row with a larger buffer. Nesting is bounded by
 the program (one frame per collection of the tree).
@@ -22,13 +23,11 @@ import numpy as np
 
 from connector.formats.avro._decimal import write_decimal
 from connector.formats.avro._opcodes import COL_BUF1, COL_BUF2, COL_OFFSET, COL_VALID, EncErr, EncOp
-from connector.formats.core import njit
-from connector.formats.core.kernels import dispatch, helper, load_i32, load_i64, load_u8, memcpy
+from connector.formats.core.kernels import dispatch, helper, inline, kernel, load_i32, load_i64, load_u8, memcpy
 
 __all__ = ["encode_rows"]
 
 _LOW57 = 0x01FFFFFFFFFFFFFF  # a logical shift right by 7 of an int64, as a mask
-_inline = njit(nogil=True, _nrt=False, inline="always")  # a handler LLVM would not inline
 
 
 # -- reads and writes ----------------------------------------------------------------------------
@@ -53,7 +52,7 @@ def _valid(X, c, i):
     return (np.int64(load_u8(a + (p >> 3))) >> (p & 7)) & 1 == 1
 
 
-@helper
+@inline
 def _at(P, X, pc, idx):
     """(column, physical index: the array's offset applied) of instruction ``pc``'s value."""
     c = P.code[pc, 1]
@@ -128,7 +127,7 @@ def _symbol(P, X, c, p, at):
     return -1
 
 
-@helper
+@inline
 def _null_branch(P, Y, pc, pos):
     """A null into a union: its null branch index, or the error of a union without one."""
     if P.code[pc, 2] < 0:
@@ -137,7 +136,7 @@ def _null_branch(P, Y, pc, pos):
 
 
 # -- handlers: one per instruction (a value's null was refused by the caller, except unions) ----
-@helper
+@inline
 def _opt(P, X, Y, pc, pos, idx):
     """A union of null and at most one type: the branch index, then the value's code (or the
     union's end)."""
@@ -149,26 +148,28 @@ def _opt(P, X, Y, pc, pos, idx):
     return (pc if err else P.code[pc, 4]), pos, idx, err
 
 
-@_inline
+@inline
 def _ustruct(P, X, Y, pc, pos, idx):
     """A struct-form union: the one member set picks the branch and its code."""
     if pos + 10 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
     a = P.code[pc, 3]
     chosen = -1
+    several = False
     if _valid(X, P.code[pc, 1], idx):
         for m in range(P.aux[a]):
             if _valid(X, P.aux[a + 1 + 3 * m], idx):
-                if chosen >= 0:
-                    return pc, pos, idx, EncErr.SEVERAL
+                several = several or chosen >= 0
                 chosen = m
+    if several:
+        return pc, pos, idx, EncErr.SEVERAL
     if chosen < 0:
         pos, err = _null_branch(P, Y, pc, pos)
         return (pc if err else P.code[pc, 4]), pos, idx, err
     return P.aux[a + 3 + 3 * chosen], _varint(Y.out, pos, 2 * P.aux[a + 2 + 3 * chosen]), idx, 0
 
 
-@helper
+@inline
 def _widened(P, X, Y, pc, pos, idx):
     """``[int, long]`` (ULONG: the branch the value fits) and ``[float, double]`` (UDOUBLE: the
     double), the unions Spark reads as one long or double: the branch index, then the value."""
@@ -188,7 +189,7 @@ def _widened(P, X, Y, pc, pos, idx):
     return pc + 1, _varint(Y.out, pos, _zigzag(v)), idx, 0
 
 
-@helper
+@inline
 def _const(P, X, Y, pc, pos, idx):
     """Bytes every row writes here (a field cut at the recursion depth)."""
     ln = P.code[pc, 3]
@@ -199,7 +200,7 @@ def _const(P, X, Y, pc, pos, idx):
     return pc + 1, pos + ln, idx, 0
 
 
-@helper
+@inline
 def _int(P, X, Y, pc, pos, idx):
     """int, long, date, timestamps: a zigzag varint (µs → floor ms for millis)."""
     if pos + 10 > len(Y.out):
@@ -214,7 +215,7 @@ def _int(P, X, Y, pc, pos, idx):
     return pc + 1, _varint(Y.out, pos, _zigzag(v)), idx, 0
 
 
-@helper
+@inline
 def _float(P, X, Y, pc, pos, idx, w):
     """float (``w`` 4), double (8): the little-endian bytes."""
     if pos + w > len(Y.out):
@@ -223,7 +224,7 @@ def _float(P, X, Y, pc, pos, idx, w):
     return pc + 1, _copy(Y.out, pos, X[c, COL_BUF1] + w * p, w), idx, 0
 
 
-@helper
+@inline
 def _bool(P, X, Y, pc, pos, idx):
     if pos + 1 > len(Y.out):
         return pc, pos, idx, EncErr.ROOM
@@ -232,7 +233,7 @@ def _bool(P, X, Y, pc, pos, idx):
     return pc + 1, pos + 1, idx, 0
 
 
-@helper
+@inline
 def _bytes(P, X, Y, pc, pos, idx):
     """string, bytes (BYTES: the length, then the bytes; a string checked as a UUID when asked),
     fixed (FIXED: the bytes, exactly ``size`` of them)."""
@@ -250,7 +251,7 @@ def _bytes(P, X, Y, pc, pos, idx):
     return pc + 1, _copy(Y.out, pos, X[c, COL_BUF2] + o0, ln), idx, 0
 
 
-@helper
+@inline
 def _enum(P, X, Y, pc, pos, idx):
     """enum: the symbol's index."""
     if pos + 10 > len(Y.out):
@@ -262,7 +263,7 @@ def _enum(P, X, Y, pc, pos, idx):
     return pc + 1, _varint(Y.out, pos, 2 * s), idx, 0
 
 
-@helper
+@inline
 def _decimal(P, X, Y, pc, pos, idx):
     """decimal: ``_decimal.write_decimal`` of the decimal128 value."""
     c, p = _at(P, X, pc, idx)
@@ -271,7 +272,7 @@ def _decimal(P, X, Y, pc, pos, idx):
     return (pc, pos, idx, err) if err else (pc + 1, pos, idx, 0)
 
 
-@helper
+@inline
 def _array(P, X, Y, pc, pos, idx):
     """array, map: one block (count, items); a frame for the items (at their indexes)."""
     if pos + 10 > len(Y.out):
@@ -290,7 +291,7 @@ def _array(P, X, Y, pc, pos, idx):
     return pc + 1, _varint(Y.out, pos, 2 * cnt), o0, 0
 
 
-@helper
+@inline
 def _next(P, X, Y, pc, pos, idx):
     """The end of an item: the next one, or the block's end (0) and the collection's."""
     f = Y.sp[0] - 1
@@ -305,23 +306,23 @@ def _next(P, X, Y, pc, pos, idx):
     return pc + 1, pos + 1, Y.stack[f, 1], 0
 
 
-@helper
+@inline
 def _rec(P, X, Y, pc, pos, idx):
     """A record: its fields' instructions follow, at the same index."""
     return pc + 1, pos, idx, 0
 
 
-@helper
+@inline
 def _jmp(P, X, Y, pc, pos, idx):
     return P.code[pc, 2], pos, idx, 0
 
 
-@helper
+@inline
 def _f64(P, X, Y, pc, pos, idx):
     return _float(P, X, Y, pc, pos, idx, 8)
 
 
-@helper
+@inline
 def _f32(P, X, Y, pc, pos, idx):
     return _float(P, X, Y, pc, pos, idx, 4)
 
@@ -338,7 +339,7 @@ _dispatch = dispatch("_dispatch", {
 _NOT_NULL = np.array([op in (EncOp.REC, EncOp.BOOL, EncOp.INT, EncOp.F32, EncOp.F64, EncOp.BYTES,
                              EncOp.FIXED, EncOp.ENUM, EncOp.DECIMAL, EncOp.ARRAY) for op in EncOp])
 
-@njit(nogil=True, _nrt=False)
+@kernel()
 def encode_rows(P, X, Y, row):
     """Rows ``row`` .. ``Y.n``: ``Y.offs[r + 1]`` ends row ``r``'s bytes in ``Y.out`` (a null or
     failed row is empty; failures in ``Y.err``/``Y.epc``/``Y.epos``). Returns the row it stopped

@@ -10,7 +10,8 @@ Code for the plan is inline: the reader tree is finite (recursion is cut), so re
 and collections follow one another in one flat program. Writer data the reader does not keep
 compiles to skip code over the writer graph; a skipped record is a subroutine, since writer
 records may recurse. Everything here is built once per (writer, reader) pair and process; see
-:mod:`connector.formats.avro._vm` for the instruction set.
+:mod:`connector.formats.avro._opcodes` for the instruction set and :class:`Tables` for what the
+kernel (:mod:`connector.formats.avro._vm`) takes.
 """
 from __future__ import annotations
 

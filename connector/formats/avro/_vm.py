@@ -12,16 +12,19 @@ instruction per field. A program may hold the code of several writers of one rea
 the same columns): each row starts at its writer's entry (``Rows.entry[r]``), so a batch whose
 writer changed mid-way is one call, in row order.
 
-The kernel takes three named structures: the program (``_program.Tables``), the rows
-(``_program.Rows``) and the column buffers (``core.ColumnState``), plus its per-call scratch
-(:class:`Work`). A handler takes all four, the pc, the position in the payload and its end,
-and returns (pc, position, error code); it allocates nothing, so it is compiled without
-reference counting and LLVM inlines it into :func:`rows` (see ``core.kernels.helper``).
+The kernel takes named structures: the program (``_program.Tables``), the rows
+(``_program.Rows``), the column buffers (``core.KernelBuffers``) and its scratch
+(``_program.Work``, allocated by the caller: the kernel allocates nothing, so it runs without
+reference counting). A handler (``@inline``) takes all four, the pc, the position in the
+payload and its end, and returns (pc, position, error code); it is pasted into :func:`rows`
+from its source at import, as is the dispatch generated from the one table of handlers below
+(``core._inline``: one compiled function, as fast to compile and to run as one written by
+hand). Small helpers called in expressions are ordinary compiled functions (``@helper``).
 
-Column ``c`` owns ``base[c] .. base[c] + cap[c]`` of the value buffers (``val``, ``valid``;
-strings and bytes: their length in ``len`` and their bytes, copied while they are in cache, in
+Column ``c`` owns ``cbase[c] .. cbase[c] + ccap[c]`` of the value buffers (``cval``, ``cvalid``;
+strings and bytes: their length in ``clen`` and their bytes, copied while they are in cache, in
 ``bdata[bbase[c]:]``, by ``memcpy``: a per-byte loop cost a quarter of the kernel's time;
-decimals: the high word in ``len``); ``cnt[c]`` counts its values, ``bcnt[c]`` its bytes. A
+decimals: the high word in ``clen``); ``cnt[c]`` counts its values, ``bcnt[c]`` its bytes. A
 list's value is its item count (written when the list ends), a struct's its variant. A row
 that fails is rolled back to the column counts at its start (a snapshot per row: cheaper than
 logging writes) and replaced by a null-filled root, so neighbours never shift. A column that
@@ -35,8 +38,7 @@ import numpy as np
 from connector.formats.avro._decimal import read_decimal
 from connector.formats.avro._opcodes import K_F32, K_F64, K_I64, Err, Op
 from connector.formats.avro._walk import MAX_NESTING
-from connector.formats.core import njit
-from connector.formats.core.kernels import dispatch, helper, varint
+from connector.formats.core.kernels import dispatch, helper, inline, kernel, varint
 from connector.formats.core.kernels import memcpy as _memcpy
 
 __all__ = ["rows"]
@@ -48,42 +50,42 @@ _OVC, _OVB, _ITEMS, _SP = 0, 1, 2, 3
 
 
 # -- value writes ---------------------------------------------------------------------------------
-@helper
+@inline
 def _slot(C, W, c):
     """The value slot of column ``c``'s next value (the sink when it is full), counted."""
     i = C.cnt[c]
-    j = C.base[c] + i
-    if i >= C.cap[c]:
-        j = len(C.val) - 1
+    j = C.cbase[c] + i
+    if i >= C.ccap[c]:
+        j = len(C.cval) - 1
         W.reg[_OVC] = c
     C.cnt[c] = i + 1
     return j
 
 
-@helper
+@inline
 def _emit(C, W, c, v):
     """One valid value of a column without lengths (numbers, enums, structs, collections)."""
     j = _slot(C, W, c)
-    C.val[j] = v
-    C.valid[j] = 1
+    C.cval[j] = v
+    C.cvalid[j] = 1
 
 
-@helper
+@inline
 def _emit_nulls(T, C, W, c):
     """A null value into column ``c`` and, for a struct, every column below it."""
     for q in range(T.fill0[c], T.fill1[c]):
         j = _slot(C, W, T.fills[q])
-        C.val[j] = 0
-        C.valid[j] = 0
-        C.len[j] = 0
+        C.cval[j] = 0
+        C.cvalid[j] = 0
+        C.clen[j] = 0
 
 
-@helper
+@inline
 def _emit_bytes(C, W, c, src, ln):
     """A string/bytes value of ``ln`` bytes at address ``src`` into column ``c``."""
     j = _slot(C, W, c)
-    C.valid[j] = 1
-    C.len[j] = ln
+    C.cvalid[j] = 1
+    C.clen[j] = ln
     b = C.bcnt[c]
     if b + ln > C.bcap[c]:
         W.reg[_OVB] = c
@@ -92,14 +94,14 @@ def _emit_bytes(C, W, c, src, ln):
         C.bcnt[c] = b + ln
 
 
-@helper
+@inline
 def _struct_union(T, C, W, c, m, members):
     """A struct-form union value into column ``c``: member ``m`` set (-1: the union is null),
     every other member (columns ``aux[members + 1:]``) null."""
     j = _slot(C, W, c)
-    C.val[j] = 0
-    C.valid[j] = 1 if m >= 0 else 0
-    C.len[j] = 0
+    C.cval[j] = 0
+    C.cvalid[j] = 1 if m >= 0 else 0
+    C.clen[j] = 0
     for k in range(T.aux[members]):
         if k != m:
             _emit_nulls(T, C, W, T.aux[members + 1 + k])
@@ -144,7 +146,7 @@ def _length(buf, pos, end):
     return ln, pos, err
 
 
-@helper
+@inline
 def _block(T, B, W, pos, end, min_item):
     """(item count, position, error) of a collection block's header: the count, and the block's
     byte size after a negative count. Checked: items of ``min_item`` bytes fit in the payload,
@@ -168,7 +170,7 @@ def _block(T, B, W, pos, end, min_item):
     return k, pos, 0
 
 
-@helper
+@inline
 def _map_key(T, B, C, W, a, pos, end):
     """(position, error) after a map entry's key (into the key column of ARRAY ``a``)."""
     ln, pos, err = _length(B.buf, pos, end)
@@ -181,7 +183,7 @@ def _map_key(T, B, C, W, a, pos, end):
 
 
 # -- handlers: one per instruction ---------------------------------------------------------------
-@helper
+@inline
 def _varnum(T, B, C, W, pc, pos, end):
     """int, long, date, time, timestamp: a zigzag varint, promoted to the reader's kind."""
     u, pos, err = _varint(B.buf, pos, end)
@@ -212,7 +214,7 @@ def _varnum(T, B, C, W, pc, pos, end):
     return pc + 1, pos, 0
 
 
-@helper
+@inline
 def _floatnum(T, B, C, W, pc, pos, end):
     """float, double: 4 or 8 little-endian bytes (a float read as double widened)."""
     w = T.code[pc, 2]
@@ -243,7 +245,7 @@ def _sized(buf, pos, end, size):
     return size, pos, 0
 
 
-@helper
+@inline
 def _bytes(T, B, C, W, pc, pos, end):
     """string, bytes, fixed: (start, length) and the bytes into the column."""
     ln, pos, err = _sized(B.buf, pos, end, T.code[pc, 2])
@@ -255,7 +257,7 @@ def _bytes(T, B, C, W, pc, pos, end):
     return pc + 1, pos + ln, 0
 
 
-@helper
+@inline
 def _decimal(T, B, C, W, pc, pos, end):
     """decimal (bytes or fixed): the unscaled value's two words (``_decimal.read_decimal``)."""
     ln, pos, err = _sized(B.buf, pos, end, T.code[pc, 2])
@@ -265,13 +267,13 @@ def _decimal(T, B, C, W, pc, pos, end):
     if not ok:
         return pc, pos, T.code[pc, 4]
     j = _slot(C, W, T.code[pc, 1])
-    C.val[j] = lo
-    C.len[j] = hi
-    C.valid[j] = 1
+    C.cval[j] = lo
+    C.clen[j] = hi
+    C.cvalid[j] = 1
     return pc + 1, pos + ln, 0
 
 
-@helper
+@inline
 def _bool(T, B, C, W, pc, pos, end):
     if pos >= end:
         return pc, pos, Err.TRUNC
@@ -284,7 +286,7 @@ def _bool(T, B, C, W, pc, pos, end):
     return pc + 1, pos + 1, 0
 
 
-@helper
+@inline
 def _enum(T, B, C, W, pc, pos, end):
     """The writer's symbol index → the reader's (``aux``), or the reader's default."""
     v, pos, err = _int(B.buf, pos, end)
@@ -301,7 +303,7 @@ def _enum(T, B, C, W, pc, pos, end):
     return pc + 1, pos, 0
 
 
-@helper
+@inline
 def _operand(T, B, C, W, pc, pos, end):
     """The instruction's operand as the value: REC's variant (a record's struct value; its
     fields' instructions follow), CONST's reader default the writer lacks (a number's bits, a
@@ -310,20 +312,20 @@ def _operand(T, B, C, W, pc, pos, end):
     return pc + 1, pos, 0
 
 
-@helper
+@inline
 def _null(T, B, C, W, pc, pos, end):
     _emit_nulls(T, C, W, T.code[pc, 1])
     return pc + 1, pos, 0
 
 
-@helper
+@inline
 def _cbytes(T, B, C, W, pc, pos, end):
     """A string/bytes reader default: ``consts[code[pc, 2]:][:code[pc, 3]]``."""
     _emit_bytes(C, W, T.code[pc, 1], T.consts.ctypes.data + T.code[pc, 2], T.code[pc, 3])
     return pc + 1, pos, 0
 
 
-@njit(nogil=True, _nrt=False, inline="always")
+@inline
 def _union(T, B, C, W, pc, pos, end):
     """A writer union: the branch index picks the code to run (see ``Op.UNION``)."""
     b, pos, err = _int(B.buf, pos, end)
@@ -347,14 +349,14 @@ def _union(T, B, C, W, pc, pos, end):
     return T.code[pc, 3], pos, 0
 
 
-@helper
+@inline
 def _tounion(T, B, C, W, pc, pos, end):
     """A non-union writer value into a struct-form reader union."""
     _struct_union(T, C, W, T.code[pc, 1], T.code[pc, 2], T.code[pc, 3])
     return pc + 1, pos, 0
 
 
-@helper
+@inline
 def _frame(W):
     """A frame pushed on the row's stack: its index, or -1 past :data:`MAX_NESTING`."""
     sp = W.reg[_SP]
@@ -364,7 +366,7 @@ def _frame(W):
     return sp
 
 
-@helper
+@inline
 def _array(T, B, C, W, pc, pos, end):
     """array, map: the first block's header, a frame for the collection, a map's first key."""
     sp = _frame(W)
@@ -390,7 +392,7 @@ def _array(T, B, C, W, pc, pos, end):
     return pc + 1, pos, err
 
 
-@helper
+@inline
 def _next(T, B, C, W, pc, pos, end):
     """The end of one item: the next item, the next block, or the collection's end."""
     t = W.reg[_SP] - 1
@@ -405,7 +407,7 @@ def _next(T, B, C, W, pc, pos, end):
             fc = W.col[t]
             if fc >= 0:
                 i = W.idx[t]
-                C.val[C.base[fc] + i if i < C.cap[fc] else len(C.val) - 1] = W.done[t]
+                C.cval[C.cbase[fc] + i if i < C.ccap[fc] else len(C.cval) - 1] = W.done[t]
             W.reg[_SP] = t
             return pc + 1, pos, 0
         W.rem[t] = k
@@ -416,7 +418,7 @@ def _next(T, B, C, W, pc, pos, end):
     return a + 1, pos, 0
 
 
-@helper
+@inline
 def _call(T, B, C, W, pc, pos, end):
     """A subroutine (a skipped writer record, which may recurse): a frame."""
     sp = _frame(W)
@@ -426,20 +428,20 @@ def _call(T, B, C, W, pc, pos, end):
     return T.code[pc, 2], pos, 0
 
 
-@helper
+@inline
 def _ret(T, B, C, W, pc, pos, end):
     sp = W.reg[_SP] - 1
     W.reg[_SP] = sp
     return W.ret[sp], pos, 0
 
 
-@helper
+@inline
 def _varskip(T, B, C, W, pc, pos, end):
     _, pos, err = _varint(B.buf, pos, end)
     return pc + 1, pos, err
 
 
-@helper
+@inline
 def _fixskip(T, B, C, W, pc, pos, end):
     pos += T.code[pc, 2]
     if pos > end:
@@ -447,12 +449,12 @@ def _fixskip(T, B, C, W, pc, pos, end):
     return pc + 1, pos, 0
 
 
-@helper
+@inline
 def _jmp(T, B, C, W, pc, pos, end):
     return T.code[pc, 2], pos, 0
 
 
-@helper
+@inline
 def _error(T, B, C, W, pc, pos, end):
     """An unresolvable writer type (``Program.message``): the row fails."""
     return pc, pos, T.code[pc, 2]
@@ -475,12 +477,12 @@ def _copy(dst, src):
         dst[i] = src[i]
 
 
-@njit(nogil=True, _nrt=False)
+@kernel()
 def rows(T, B, C, W, r0):
     """Rows from ``r0`` on: (next row, column out of value room or -1, column out of byte room
     or -1). Stops at the first row that overflows (rolled back: grow, call again from it).
     ``T``: the program (``_program.Tables``), ``B``: the rows (``_program.Rows``), ``C``: the
-    column buffers (``core.ColumnState``), ``W``: scratch (``_program.Work``)."""
+    column buffers (``core.KernelBuffers``), ``W``: scratch (``_program.Work``)."""
     n = len(B.starts)
     code = T.code
     for r in range(r0, n):

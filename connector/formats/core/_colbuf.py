@@ -15,23 +15,22 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["ColumnBuffers", "ColumnState", "ColumnTree", "collection_offsets", "collection_array"]
+__all__ = ["ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_offsets", "collection_array"]
 
 
-class ColumnState(NamedTuple):
-    """The buffers as a kernel takes them: one argument whose fields numba resolves by name
-    when it compiles the kernel (see the module docstring for what each holds)."""
+class KernelBuffers(NamedTuple):
+    """The buffers as a kernel takes them, by name (numba compiles field access to a plain load)."""
 
-    base: np.ndarray   # int64 per column: first value slot
-    cap: np.ndarray    # int64 per column: value slots
-    cnt: np.ndarray    # int64 per column: values written
-    val: np.ndarray    # int64 per slot (+ the sink)
-    valid: np.ndarray  # uint8 per slot
-    len: np.ndarray    # int64 per slot: byte length (strings, bytes) or a second word
-    bbase: np.ndarray  # int64 per column: first byte
-    bcap: np.ndarray   # int64 per column: bytes
-    bcnt: np.ndarray   # int64 per column: bytes written
-    bdata: np.ndarray  # uint8: every column's bytes
+    cbase: np.ndarray  # column → first value slot
+    ccap: np.ndarray  # column → value slots
+    cnt: np.ndarray  # column → values written
+    cval: np.ndarray  # int64 values (one slot past the end: the overflow sink)
+    cvalid: np.ndarray  # uint8 validity (0 null, else a kernel code)
+    clen: np.ndarray  # int64 lengths (bytes of a byte column's value)
+    bbase: np.ndarray  # column → first byte
+    bcap: np.ndarray  # column → bytes
+    bcnt: np.ndarray  # column → bytes written
+    bdata: np.ndarray  # uint8
 
 
 class ColumnBuffers:
@@ -62,14 +61,15 @@ class ColumnBuffers:
         return (np.ones(len(bin_columns)),
                 np.array([16.0 if b else 0.0 for b in bin_columns]))
 
-    def state(self) -> ColumnState:
-        """The buffers as one named kernel argument (build it again after :meth:`grow`)."""
-        return ColumnState(self.base, self.cap, self.cnt, self.val, self.valid, self.len,
-                           self.bbase, self.bcap, self.bcnt, self.bdata)
-
     def args(self) -> tuple:
-        """The buffers as positional kernel arguments, in :class:`ColumnState`'s order."""
-        return tuple(self.state())
+        """The kernels' buffer arguments: base, cap, cnt, val, valid, len, bbase, bcap, bcnt,
+        bdata."""
+        return (self.base, self.cap, self.cnt, self.val, self.valid, self.len, self.bbase,
+                self.bcap, self.bcnt, self.bdata)
+
+    def named(self) -> KernelBuffers:
+        """The buffers by name (a new record after :meth:`grow`, which replaces arrays)."""
+        return KernelBuffers(*self.args())
 
     def grow(self, over: int, overb: int, row_bytes: int) -> None:
         """Room for column ``over``'s values or ``overb``'s bytes (a row of ``row_bytes``)."""

@@ -5,12 +5,14 @@ buffers in place) and :data:`helper`, the decorator of a kernel's handlers.
 Imported lazily (numba is slow to import); compiled once, cached on disk."""
 import numpy as np
 
+from connector.formats.core._inline import dispatch, expand, inline  # noqa: F401 - the kernels' API
 from connector.formats.core._jit import njit
 
-# A kernel's handler (one per schema construct) or helper: it allocates nothing, so it is
-# compiled without reference counting, and it is left to LLVM to inline into its kernel. Either
-# reference counting or numba's own inlining (``inline="always"``, at the IR level) costs about
-# 10 ns per call that passes an array, measured: most of a kernel's time.
+# A kernel's small helper (called with a few arrays and numbers, in expressions): it allocates
+# nothing, so it is compiled without reference counting, and LLVM inlines it. Either reference
+# counting or numba's own inlining (``inline="always"``, at the IR level) costs about 10 ns per
+# call that passes an array, measured: most of a kernel's time. Handlers that take a kernel's
+# named structures are ``inline`` (pasted into the kernel: see ``_inline``) instead.
 helper = njit(nogil=True, _nrt=False)
 
 
@@ -92,32 +94,17 @@ def varint(buf, pos, end):
     return u, pos, VARINT_TOO_LONG
 
 
-def dispatch(name: str, table: dict, params: str, module: dict):
-    """An interpreter's dispatch, generated from its one table of handlers: the compiled function
-    ``name(op, <params>)`` returning ``table[op](<params>)`` (the last entry also takes any op
-    not in the table). It is an ``if``/``elif`` chain over the table's ops, written once here
-    rather than by hand in each kernel, and inlined into its kernel at numba's IR level (the
-    kernel must be compiled without reference counting: see :data:`helper`); the kernel is
-    cached on disk with the module that defines the handlers, whose source file stamps it.
+def kernel(**options):
+    """A kernel's decorator: the function with the handlers and helpers it calls that are marked
+    :func:`~connector.formats.core._inline.inline` pasted in (``_inline.expand``: one function,
+    the fastest to compile and to run), compiled by numba without reference counting (a kernel
+    allocates nothing: its output and scratch come from its caller), cached on disk with its
+    module. Define it after everything it calls."""
+    import sys
 
-    ``table``: op (an int or ``IntEnum`` member) → handler, most frequent first; the handlers
-    are globals of ``module`` (the caller's ``globals()``), where the function is defined too.
-    """
-    by_handler: dict = {}  # handler → its ops, in the table's order (ops sharing one: one test)
-    for op, fn in table.items():
-        assert module.get(fn.__name__) is fn, f"{fn.__name__} is not a global of the kernel's module"
-        by_handler.setdefault(fn, []).append(op)
-    lines = [f"def {name}(op, {params}):"]
-    for i, (fn, ops) in enumerate(by_handler.items()):
-        names = ", ".join(op.name if hasattr(op, "name") else str(op) for op in ops)
-        if i < len(by_handler) - 1:
-            test = " or ".join(f"op == {int(op)}" for op in ops)
-            lines.append(f"    {'if' if i == 0 else 'elif'} {test}:  # {names}")
-            lines.append(f"        return {fn.__name__}({params})")
-        else:
-            lines.append(f"    return {fn.__name__}({params})  # {names}, and any other op")
-    exec(compile("\n".join(lines) + "\n", module["__file__"], "exec"), module)
-    return njit(nogil=True, _nrt=False, inline="always")(module[name])
+    def wrap(fn):
+        return njit(nogil=True, _nrt=False, **options)(expand(fn, sys.modules[fn.__module__].__dict__))
+    return wrap
 
 
 def _make_intrinsics():

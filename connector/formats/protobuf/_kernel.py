@@ -4,13 +4,12 @@ slow to import, and only Protobuf reads need it). Compiled once, cached on disk.
 :func:`check` takes named structures: the schema's tables (``_validate.WireTables``), the
 payloads (``_validate.Payloads``) and its scratch (``_validate.Frames``). It walks each payload
 with an explicit stack of frames (one per message or group entered), dispatching each field
-on its wire type to a handler below; a handler returns the new position and an error code
-(``_layout.WireErr``).
+on its wire type; the handlers below (``@inline``: pasted into the kernel at import, see
+``core._inline``) return the new position and an error code (``_layout.WireErr``).
 """
 import numpy as np
 
-from connector.formats.core import njit
-from connector.formats.core.kernels import helper, varint
+from connector.formats.core.kernels import helper, inline, kernel, varint
 from connector.formats.protobuf._layout import FieldKind, WireErr
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
 
@@ -28,7 +27,7 @@ def _varint(data, pos, end):
     return v, pos, _VARINT_ERR[fault]
 
 
-@helper
+@inline
 def _lookup(S, t, num):
     """The field of number ``num`` in message type ``t`` (-1: unknown, or ``t`` < 0: a group's
     fields, which the check does not know)."""
@@ -48,7 +47,7 @@ def _lookup(S, t, num):
     return -1
 
 
-@helper
+@inline
 def _push(F, depth, end, typ, group, stamp):
     """A frame for a message (``group`` -1) or group entered: the new depth, or -1 when too deep."""
     if depth + 1 >= MAX_DEPTH:
@@ -61,7 +60,7 @@ def _push(F, depth, end, typ, group, stamp):
     return depth
 
 
-@helper
+@inline
 def _packed(S, data, fi, pos, stop):
     """The error of a packed run ``data[pos:stop]`` of field ``fi`` (0: none, or not packed)."""
     if fi < 0 or not S.f_packed[fi]:
@@ -69,17 +68,17 @@ def _packed(S, data, fi, pos, stop):
     kind = S.f_kind[fi]
     if kind == FieldKind.VARINT:
         p = pos
-        while p < stop:
+        c = 0
+        while p < stop and c == 0:
             _, p, c = _varint(data, p, stop)
-            if c != 0:
-                return WireErr.PACKED if c == WireErr.VARINT else c
-    elif (kind == FieldKind.F64 and (stop - pos) % 8 != 0) or \
+        return WireErr.PACKED if c == WireErr.VARINT else c
+    if (kind == FieldKind.F64 and (stop - pos) % 8 != 0) or \
             (kind == FieldKind.F32 and (stop - pos) % 4 != 0):
         return WireErr.PACKED
     return 0
 
 
-@helper
+@inline
 def _redo(S, Y, F, r, depth, fi, wt):
     """Flag row ``r`` for protobuf's own path where protobuf reads the field its own way: in a
     map entry, an unknown field or an unexpected wire type (protobuf drops the entry); a
@@ -93,7 +92,7 @@ def _redo(S, Y, F, r, depth, fi, wt):
         F.once[fi] = F.stamp[depth]
 
 
-@njit(nogil=True, _nrt=False)
+@kernel()
 def check(S, P, Y, F):
     """Each payload ``P.data[P.offs[r]:P.offs[r + 1]]`` against message type ``S.root``: its
     fault in ``Y.code[r]`` (``_layout.WireErr``, 0: none), ``Y.redo[r]`` set when protobuf's

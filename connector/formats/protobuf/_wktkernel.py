@@ -7,14 +7,15 @@ Struct entries being written). Per value it dispatches on the well-known type to
 (``_layout.Wkt``) to a handler below — a Value, a Struct or ListValue opened, an Any — and,
 once a value is written, :func:`_advance` finds what follows it in its container. A handler
 returns the output position, the status (``_layout.Status``) and, where a nested value is to
-be written next, its span and type; it allocates nothing and is inlined into the kernel.
+be written next, its span and type; handlers (``@inline``) are pasted into the kernel at import
+(``core._inline``), small helpers are ordinary compiled functions.
 """
 from enum import IntEnum
 
 import numpy as np
 
 from connector.formats.core import njit
-from connector.formats.core.kernels import helper, varint
+from connector.formats.core.kernels import helper, inline, kernel, varint
 from connector.formats.protobuf._layout import Status, Wkt
 from connector.formats.protobuf._limits import MAX_DEPTH
 
@@ -60,17 +61,12 @@ _TRUE = np.frombuffer(b"true", np.uint8)
 _FALSE = np.frombuffer(b"false", np.uint8)
 _AT_TYPE = np.frombuffer(b'{"@type":', np.uint8)
 _VALUE_KEY = np.frombuffer(b',"value":', np.uint8)
-_QUOTE, _DASH, _T, _COLON = (np.frombuffer(c, np.uint8) for c in (b'"', b"-", b"T", b":"))
 _F_STRUCT, _F_LIST, _F_CLOSE = 0, 1, 2  # frames: a Struct's entries, a ListValue's items, an Any's }
 _NUMBER = 0  # the placeholder of a number in the text (``_wktjson`` splices the numbers in)
-# the handlers (and hot writes) LLVM leaves out of line: inlined at numba's IR level instead (free
-# in a kernel without reference counting); a call passing the kernel's structures costs more
-# than the work of most handlers
-_inline = njit(nogil=True, _nrt=False, inline="always")
 
 
 # -- writes ---------------------------------------------------------------------------------------
-@_inline
+@inline
 def _put(out, at, lit):
     """The bytes ``lit`` at ``out[at]``; the position after them."""
     for i in range(len(lit)):
@@ -78,7 +74,7 @@ def _put(out, at, lit):
     return at + len(lit)
 
 
-@_inline
+@inline
 def _put_string(buf, s, e, out, at):
     """JSON string of the UTF-8 bytes ``buf[s:e]`` (escaped as json.dumps does) at ``out[at]``."""
     out[at] = 34
@@ -149,7 +145,7 @@ def _put_fraction(nanos, out, at):
     return _put_digits(nanos, 9, out, at)
 
 
-@helper
+@inline
 def _put_number(Y, W, bits, at, nd):
     """A double (its bits) as the number placeholder, listed in ``Y.dbl``; not finite: None."""
     W.i64[0] = bits
@@ -236,13 +232,14 @@ def _two_fields(buf, s, e):
 
 
 # -- handlers: one per well-known type ------------------------------------------------------------
-@_inline
+@inline
 def _value(V, Y, W, s, e, at, nd):
     """A ``google.protobuf.Value``: null, number, string, bool written; a Struct or ListValue
     returned as the value to write next. (at, nd, status, next start, end, type or -1)."""
     buf, out = V.data, Y.out
     if s == e:  # no kind: null
-        return _put(out, at, _NULL), nd, Status.OK, 0, 0, -1
+        at = _put(out, at, _NULL)
+        return at, nd, Status.OK, 0, 0, -1
     tag, p, ok = _varint(buf, s, e)
     num = np.int64(tag >> np.uint64(3)) if ok else 0
     wt = np.int64(tag & np.uint64(7)) if ok else -1
@@ -271,7 +268,7 @@ def _value(V, Y, W, s, e, at, nd):
     return at, nd, Status.OK, 0, 0, -1
 
 
-@helper
+@inline
 def _open_list(W, sp, s, e, out, at):
     """A ``ListValue``: its frame (items read as they are written) and ``[``. (sp, at, status)"""
     if sp >= MAX_DEPTH:
@@ -283,7 +280,7 @@ def _open_list(W, sp, s, e, out, at):
     return sp + 1, at + 1, Status.OK
 
 
-@_inline
+@inline
 def _sort_entries(buf, W, e0, m):
     """``W.order[e0:e0 + m]``: entries ``e0 ..`` in key order (a bottom-up merge sort)."""
     for q in range(m):
@@ -311,7 +308,7 @@ def _sort_entries(buf, W, e0, m):
         width *= 2
 
 
-@_inline
+@inline
 def _open_struct(V, W, sp, etop, s, e, out, at):
     """A ``Struct``: its entries (field 1: a key and a Value each) read and sorted by key, its
     frame and ``{``. (sp, entries top, at, status)"""
@@ -320,27 +317,32 @@ def _open_struct(V, W, sp, etop, s, e, out, at):
     buf = V.data
     e0 = etop
     p = s
-    while p < e:
+    ok = True
+    while p < e and ok:
         tag, p, ok = _varint(buf, p, e)
-        if not ok or tag != np.uint64(10):
-            return sp, etop, at, Status.REDO
-        a, p, ok = _span(buf, p, e)
-        if not ok:
-            return sp, etop, at, Status.REDO
-        ok, w1, ka, kb, w2, va, vb = _two_fields(buf, a, p)
-        if not ok or (w1 >= 0 and w1 != 2) or (w2 >= 0 and w2 != 2) or etop >= len(W.ek0):
-            return sp, etop, at, Status.REDO
-        W.ek0[etop] = ka if w1 >= 0 else 0
-        W.ek1[etop] = kb if w1 >= 0 else 0
-        W.ev0[etop] = va if w2 >= 0 else -1
-        W.ev1[etop] = vb if w2 >= 0 else -1
-        etop += 1
+        if ok and tag == np.uint64(10):
+            a, p, ok = _span(buf, p, e)
+            if ok:
+                ok, w1, ka, kb, w2, va, vb = _two_fields(buf, a, p)
+                ok = ok and (w1 < 0 or w1 == 2) and (w2 < 0 or w2 == 2) and etop < len(W.ek0)
+                if ok:
+                    W.ek0[etop] = ka if w1 >= 0 else 0
+                    W.ek1[etop] = kb if w1 >= 0 else 0
+                    W.ev0[etop] = va if w2 >= 0 else -1
+                    W.ev1[etop] = vb if w2 >= 0 else -1
+                    etop += 1
+        else:
+            ok = False
+    if not ok:
+        return sp, etop, at, Status.REDO
     m = etop - e0
     _sort_entries(buf, W, e0, m)
+    twice = False
     for q in range(1, m):
         u, v = W.order[e0 + q - 1], W.order[e0 + q]
-        if not _key_less(buf, W.ek0[u], W.ek1[u], W.ek0[v], W.ek1[v]):
-            return sp, etop, at, Status.REDO  # a key twice: protobuf keeps the last
+        twice = twice or not _key_less(buf, W.ek0[u], W.ek1[u], W.ek0[v], W.ek1[v])
+    if twice:
+        return sp, etop, at, Status.REDO  # a key twice: protobuf keeps the last
     W.fk[sp] = _F_STRUCT
     W.fa[sp] = e0
     W.fb[sp] = e0
@@ -371,7 +373,7 @@ def _any_type(buf, ua, ub):
     return -1
 
 
-@helper
+@inline
 def _timestamp(out, at, secs, nanos):
     """A Timestamp as RFC 3339 text in UTC (None outside protobuf's range)."""
     if nanos < 0 or nanos > 999_999_999 or secs < -62135596800 or secs > 253402300799:
@@ -388,19 +390,18 @@ def _timestamp(out, at, secs, nanos):
     d = doy - (153 * mp + 2) // 5 + 1
     mo = mp + 3 if mp < 10 else mp - 9
     y += 1 if mo <= 2 else 0
-    at = _put_digits(y, 4, out, _put(out, at, _QUOTE))
-    at = _put_digits(mo, 2, out, _put(out, at, _DASH))
-    at = _put_digits(d, 2, out, _put(out, at, _DASH))
-    at = _put_digits(sod // 3600, 2, out, _put(out, at, _T))
-    at = _put_digits(sod // 60 % 60, 2, out, _put(out, at, _COLON))
-    at = _put_digits(sod % 60, 2, out, _put(out, at, _COLON))
+    out[at] = 34
+    at = _put_digits(y, 4, out, at + 1)
+    for v, sep in ((mo, 45), (d, 45), (sod // 3600, 84), (sod // 60 % 60, 58), (sod % 60, 58)):
+        out[at] = sep
+        at = _put_digits(v, 2, out, at + 1)
     at = _put_fraction(nanos, out, at)
     out[at] = 90
     out[at + 1] = 34
     return at + 2, True
 
 
-@helper
+@inline
 def _duration(out, at, secs, nanos):
     """A Duration as protobuf's JSON text (None outside its range or with mixed signs)."""
     if nanos <= -1_000_000_000 or nanos >= 1_000_000_000 or (secs < 0 < nanos) or \
@@ -419,7 +420,7 @@ def _duration(out, at, secs, nanos):
     return at + 2, True
 
 
-@_inline
+@inline
 def _wrapper(V, Y, W, code, w1, x1, y1, at, nd):
     """A wrapper's value (field 1 only; absent: the default). (at, nd, ok)"""
     out = Y.out
@@ -441,13 +442,15 @@ def _wrapper(V, Y, W, code, w1, x1, y1, at, nd):
     if code == _Any.UINT32:
         return _put_int(x1 & 0xFFFFFFFF, out, at), nd, True
     if code == _Any.BOOL:
-        return _put(out, at, _TRUE if x1 != 0 else _FALSE), nd, True
+        at = _put(out, at, _TRUE if x1 != 0 else _FALSE)
+        return at, nd, True
     if code == _Any.STRING:
-        return _put_string(V.data, x1, y1, out, at), nd, True
+        at = _put_string(V.data, x1, y1, out, at)
+        return at, nd, True
     return _put_number(Y, W, x1, at, nd)  # DoubleValue
 
 
-@_inline
+@inline
 def _any(V, Y, W, sp, s, e, at, nd):
     """A ``google.protobuf.Any``: ``{"@type":url,"value":...}`` with a Struct, Value or
     ListValue payload returned as the value to write next (a frame closes the ``}``) and the
@@ -495,13 +498,15 @@ def _any(V, Y, W, sp, s, e, at, nd):
     return at + 1, nd, sp, Status.OK, 0, 0, -1
 
 
-@_inline
+@inline
 def _advance(V, Y, W, sp, etop, at):
     """After a value: close the containers it ends and find the next value to write (a list's
     next item, a struct's next entry, after its key). (sp, entries top, at, status, next start,
     end, type or -1: the row is done)"""
     buf, out = V.data, Y.out
-    while sp > 0:
+    st = Status.OK
+    s, e, k = 0, 0, -1
+    while sp > 0 and k < 0 and st == Status.OK:
         t = sp - 1
         if W.fk[t] == _F_CLOSE:
             out[at] = 125
@@ -514,17 +519,18 @@ def _advance(V, Y, W, sp, etop, at):
                 at += 1
                 sp -= 1
                 continue
+            a = 0
             tag, p, ok = _varint(buf, p, W.fb[t])
+            if ok and tag == np.uint64(10):
+                a, p, ok = _span(buf, p, W.fb[t])
             if not ok or tag != np.uint64(10):
-                return sp, etop, at, Status.REDO, 0, 0, -1
-            a, p, ok = _span(buf, p, W.fb[t])
-            if not ok:
-                return sp, etop, at, Status.REDO, 0, 0, -1
+                st = Status.REDO
+                continue
             if out[at - 1] != 91:
                 out[at] = 44
                 at += 1
             W.fa[t] = p
-            return sp, etop, at, Status.OK, a, p, Wkt.VALUE
+            s, e, k = a, p, Wkt.VALUE
         else:  # a struct: its next entry in key order
             i = W.fb[t]
             if i >= W.fc[t]:
@@ -542,13 +548,14 @@ def _advance(V, Y, W, sp, etop, at):
             at += 1
             W.fb[t] = i + 1
             if W.ev0[j] >= 0:
-                return sp, etop, at, Status.OK, W.ev0[j], W.ev1[j], Wkt.VALUE
-            at = _put(out, at, _NULL)
-    return sp, etop, at, Status.OK, 0, 0, -1
+                s, e, k = W.ev0[j], W.ev1[j], Wkt.VALUE
+            else:
+                at = _put(out, at, _NULL)
+    return sp, etop, at, st, s, e, k
 
 
 # -- the renderer ---------------------------------------------------------------------------------
-@njit(nogil=True, _nrt=False)
+@kernel()
 def render(V, kind, Y, W):
     """Every valid value of ``V`` (of well-known type ``kind``) → ``Y.out`` (offsets
     ``Y.offs``, status ``Y.status``); returns the number of doubles listed in ``Y.dbl``."""
