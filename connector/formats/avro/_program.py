@@ -25,6 +25,7 @@ from connector.formats.avro import _plan as P
 from connector.formats.avro._opcodes import E_CUSTOM, K_F32, K_F64, K_I32, K_I64, SLOTS, Op
 from connector.formats.avro._schema import Node, arrow_type_of, union_kind
 from connector.formats.avro._walk import MAX_NESTING, min_size, skip_width
+from connector.formats.core import null_fills
 
 __all__ = ["Column", "Program", "Tables", "Rows", "Work"]
 
@@ -358,23 +359,10 @@ class Program:
         return got
 
     # -- tables ----------------------------------------------------------------------------
-    def _fill(self, c: int) -> list[int]:
-        """Columns that take one null value when ``c`` takes one: struct children go along."""
-        col = self.cols[c]
-        out = [c]
-        if col.kind == "struct":
-            for k in col.children:
-                out += self._fill(k)
-        return out
-
     def _freeze(self) -> None:
         self.code = np.array(self._code, np.int64).reshape(-1, SLOTS)
         self.aux_arr = np.array(self.aux or [0], np.int64)
-        fills = [self._fill(c) for c in range(len(self.cols))]
-        flens = np.array([len(f) for f in fills], np.int64)
-        self.fill1 = np.cumsum(flens)
-        self.fill0 = self.fill1 - flens
-        self.fills = np.array([x for f in fills for x in f], np.int64)
+        self.fill0, self.fill1, self.fills = null_fills(self.cols)
         self.consts = np.frombuffer(bytes(self._consts) or b"\0", np.uint8)
         self.entry_pcs = np.array(self.entries, np.int64)
 

@@ -11,7 +11,7 @@ Examples
 (<Mode.PERMISSIVE: 'PERMISSIVE'>, <EvolutionMode.RESCUE: 'rescue'>)
 """
 from connector.formats.core._arrow import payload_view, to_arrow_checked
-from connector.formats.core._colbuf import ColumnBuffers, ColumnTree, collection_array, collection_offsets
+from connector.formats.core._colbuf import ColumnBuffers, ColumnTree, collection_array, collection_offsets, null_fills
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
 from connector.formats.core._encode_options import FALLBACKS, EncodeOptions, EncodeResult, note_fallback
@@ -59,7 +59,7 @@ __all__ = [
     # the format contract and the per-process cache
     "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
     "coerce", "EMPTY_BYTES", "RowErrors", "binary_from_buffers", "byte_rows", "dense",

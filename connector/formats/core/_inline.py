@@ -6,9 +6,12 @@ field of every structure (an array is seven values): with handlers taking a prog
 the column buffers and a scratch, numba's compile time doubled, and numba's own IR inlining
 (``inline="always"``) deep-copies each callee's IR per call site, slower still. So a handler or
 helper marked :func:`inline` is pasted into the kernel that calls it, from its source, once at
-import (:func:`expand`): its parameters bound to the call's arguments, its locals renamed apart,
-its ``return`` an assignment to the call's targets. The result is the kernel as one function,
-which ``core.kernels.kernel`` compiles (cached on disk with the module that defines it).
+import (:func:`expand`): its parameters bound to the call's arguments (a parameter it does not
+assign is the caller's variable itself), its locals renamed apart, each ``return`` an assignment
+to the call's targets — early returns nested as ``if``/``else`` (what follows goes to the other
+branch) or, where that would copy code into both branches, a ``break`` out of a loop run once.
+The result is the kernel as one function, which ``core.kernels.kernel`` compiles (cached on disk
+with the module that defines it); its source is kept as ``__kernel_source__`` for reading.
 
 Rules a marked function follows (checked here; a clear error at import otherwise): it is called
 as a statement (``x = f(...)``, ``a, b = f(...)``, ``f(...)`` or ``return f(...)``), with
@@ -79,6 +82,41 @@ def _returns_in_loops(stmts: list, in_loop: bool = False) -> bool:
     return False
 
 
+def _has_return(st: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(st))
+
+
+def _always_returns(stmts: list) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return isinstance(last, ast.Return) or (
+        isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse))
+
+
+def _nest(stmts: list) -> list | None:
+    """``stmts`` with every return last on its path: the statements after an ``if`` whose one
+    branch returns move into its other branch (a final ``return`` alone into both). None where
+    more would have to be copied into both branches."""
+    out: list = []
+    for i, st in enumerate(stmts):
+        if isinstance(st, ast.Return):
+            return out + [st]  # what follows is unreachable
+        if isinstance(st, ast.If) and _has_return(st):
+            rest = stmts[i + 1:]
+            body_returns, else_returns = _always_returns(st.body), _always_returns(st.orelse)
+            if rest and not body_returns and not else_returns and \
+                    not (len(rest) == 1 and isinstance(rest[0], ast.Return)):
+                return None  # a final return alone may go to both branches
+            body = _nest(st.body if body_returns else st.body + copy.deepcopy(rest))
+            orelse = _nest(st.orelse if else_returns else st.orelse + rest)
+            if body is None or orelse is None:
+                return None
+            return out + [ast.If(test=st.test, body=body or [ast.Pass()], orelse=orelse)]
+        out.append(st)
+    return out
+
+
 class _Expander:
     def __init__(self, module: dict):
         self.module = module
@@ -132,11 +170,11 @@ class _Expander:
             else:
                 binds.append(ast.Assign(targets=[ast.Name(names[p], ast.Store())], value=a))
         body = [_Rename(names).visit(st) for st in fdef.body]
-        last = body[-1]
-        wrap = any(isinstance(n, ast.Return) for st in body[:-1] for n in ast.walk(st)) or (
-            not isinstance(last, ast.Return) and any(isinstance(n, ast.Return) for n in ast.walk(last)))
-        body = self.returns(body, target, wrap)
-        if wrap:  # early returns: a loop run once, each return a break
+        nested = _nest(body)  # early returns as if/else: what follows a return goes to the else
+        if nested is not None:
+            body = self.returns(nested, target, False)
+        else:  # a return in a branch that does not always return: a loop run once, returns break
+            body = self.returns(body, target, True)
             end = [] if body and isinstance(body[-1], ast.Break) else [ast.Break()]
             body = [ast.While(test=ast.Constant(True), body=body + end, orelse=[])]
         return self.block(binds + body)
