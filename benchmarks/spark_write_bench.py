@@ -25,7 +25,11 @@ first write of the session against the later ones, with Spark's own first write 
 trivial Python sink for scale. The mock broker keeps only ~5 MB per partition (FACTS.md): older
 records are dropped, which does not matter for writes.
 
-Run: ``python -m benchmarks.spark_write_bench [--rows N ...] [--runs R] [--produce-only]``.
+``--exactly-once`` compares ``deliveryGuarantee=exactly-once`` with the default at-least-once
+(issue 38; goal ≥ 0.8×), same DataFrame, alternating runs, medians, on the mock cluster and on
+noida-db.
+
+Run: ``python -m benchmarks.spark_write_bench [--rows N ...] [--runs R] [--produce-only | --exactly-once]``.
 """
 from __future__ import annotations
 
@@ -387,6 +391,66 @@ def run(sizes=(200_000, 1_000_000), runs: int = 3, spark=None) -> dict:
     return out
 
 
+ALO = "ours, deliveryGuarantee=at-least-once"
+EOS = "ours, deliveryGuarantee=exactly-once"
+
+
+def exactly_once(sizes=(200_000, 1_000_000), runs: int = 5, spark=None, brokers=("mock", "noida-db")) -> dict:
+    """Exactly-once against at-least-once (issue 38): the same cached DataFrame (two partitions,
+    so two tasks and two transactions per write) written both ways, alternating, medians. On the
+    librdkafka mock cluster (transactions work, but it keeps no transactional offsets: each task
+    still fences, looks its marker up and commits it) and on noida-db when installed (a broker
+    that implements transactions and markers in full)."""
+    import uuid
+
+    from connector.testing import EmbeddedKafka, NoidaBroker, RegistryServer
+
+    own = spark is None
+    spark = spark or spark_session()
+    out: dict = {}
+    try:
+        for name in brokers:
+            if name == "noida-db" and not NoidaBroker.available():
+                continue
+            with RegistryServer() as registry, (EmbeddedKafka() if name == "mock" else NoidaBroker()) as kafka:
+                registry.register("bench-eos-value", json.dumps(ORDER_V2))
+                for n in sizes:
+                    topic = f"bench-eos-{n}"
+                    if name != "mock":
+                        kafka.create_topic(topic, partitions=2)
+                    df = spark.range(n).selectExpr(*ORDER_SQL).repartition(2).cache()
+                    assert df.count() == n
+                    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                        f.write(_document(kafka.bootstrap_servers, registry.url, topic))
+                        doc = f.name
+
+                    def write(guarantee: str) -> None:
+                        w = (df.write.format("asyncapi-kafka").mode("append").option("asyncapi", doc)
+                             .option("channel", "orders").option("auto.register.schemas", "true")
+                             .option("deliveryGuarantee", guarantee))
+                        if guarantee == "exactly-once":
+                            w = w.option("writeId", f"bench-{uuid.uuid4().hex[:12]}")
+                        w.save()
+
+                    write("at-least-once")
+                    write("exactly-once")
+                    times: dict[str, list[float]] = {ALO: [], EOS: []}
+                    for _ in range(runs):  # alternating: the machine's load drifts
+                        times[ALO].append(_seconds(lambda: write("at-least-once")))
+                        times[EOS].append(_seconds(lambda: write("exactly-once")))
+                    for k, ts in times.items():
+                        out[f"{name}, {n:,}: {k}"] = n / statistics.median(ts)
+                    out[f"{name}, {n:,}: ratio exactly-once / at-least-once"] = (
+                        statistics.median(times[ALO]) / statistics.median(times[EOS]))
+                    out[f"{name}, {n:,}: load average"] = os.getloadavg()[0]
+                    df.unpersist()
+                    os.unlink(doc)
+    finally:
+        if own:
+            spark.stop()
+    return out
+
+
 def show(res: dict) -> None:
     width = max(len(k) for k in res)
     for k, v in res.items():
@@ -404,8 +468,13 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--produce-only", action="store_true",
                     help="only the in-process produce comparison (no Spark)")
+    ap.add_argument("--exactly-once", action="store_true",
+                    help="only exactly-once against at-least-once (mock cluster, and noida-db when installed)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.exactly_once:
+        show(exactly_once(tuple(args.rows), args.runs))
+        return 0
     if args.produce_only:
         broker, bootstrap = _broker_process()
         try:

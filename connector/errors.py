@@ -44,6 +44,7 @@ __all__ = [
     "DataLossError",
     "KafkaWriteError",
     "DeliveryError",
+    "TransactionError",
     "MessageTooLargeError",
     "HeaderNameError",
     "TopicCreationError",
@@ -154,6 +155,25 @@ class DeliveryError(KafkaWriteError):
     def __init__(self, message: str, *, failures: tuple = ()):
         super().__init__(message)
         self.failures = failures
+
+
+class TransactionError(KafkaWriteError):
+    """An exactly-once write's Kafka transaction failed; nothing of it is visible to readers of
+    committed data (it was aborted, or will be by the next attempt or the transaction timeout).
+
+    Attributes
+    ----------
+    fenced : bool
+        A newer attempt of the same task took over its transactional id (this attempt is a
+        zombie: Spark's retry or a speculative copy writes instead).
+    code : str
+        librdkafka's error name (``PRODUCER_FENCED``, ``_FENCED``, ``OUT_OF_ORDER_SEQUENCE_NUMBER`` ...).
+    """
+
+    def __init__(self, message: str, *, code: str = "", fenced: bool = False):
+        super().__init__(message)
+        self.code = code
+        self.fenced = fenced
 
 
 class MessageTooLargeError(DeliveryError, ValueError):

@@ -7,12 +7,17 @@ import enum
 import uuid
 from collections.abc import Callable
 
-from registry._errors import RegistryConfigError, RegistryProtocolError, SchemaParseError
-from registry._types import CacheStats, Schema
+from registry._errors import RegistryConfigError, RegistryProtocolError, SchemaNotFound, SchemaParseError
+from registry._types import CacheStats, Schema, SchemaReference
 
-__all__ = ["SchemaRegistry", "guid_text", "framing_name", "MAX_REFERENCES"]
+__all__ = ["SchemaRegistry", "guid_text", "framing_name", "registration_of", "MAX_REFERENCES",
+           "NOT_REGISTERED_CODES"]
 
 MAX_REFERENCES = 1000  # transitive references per schema; more is a registry bug or an attack
+#: Confluent API "subject not found" / "schema not found": a registry's own "not registered".
+NOT_REGISTERED_CODES = frozenset({40401, 40403})
+#: A registry with no look-up of its own (a file snapshot): versions compared, newest first.
+VERSIONS_COMPARED = 50
 
 
 def guid_text(guid) -> str:
@@ -25,6 +30,23 @@ def guid_text(guid) -> str:
         return str(uuid.UUID(str(guid)))
     except ValueError as e:
         raise RegistryConfigError("a schema GUID must be 16 bytes or UUID text") from e
+
+
+def registration_of(schema: Any) -> tuple[str, str, tuple[SchemaReference, ...]]:
+    """(text, upper-case registry type, references) of a schema given in any accepted shape: a
+    :class:`Schema`, anything with ``.text`` and ``.schema_type``/``.format`` (and optionally
+    ``.references``: a document's ``SchemaSpec``, an inline schema), or Avro text."""
+    if isinstance(schema, str):
+        return schema, "AVRO", ()
+    text = getattr(schema, "text", None)
+    if not isinstance(text, str):
+        raise SchemaParseError("a schema to register or look up needs its text")
+    raw = getattr(schema, "schema_type", None) or getattr(schema, "format", None) or "AVRO"
+    stype = str(getattr(raw, "value", raw)).upper()
+    stype = {"JSONSCHEMA": "JSON", "PROTO": "PROTOBUF"}.get(stype, stype)
+    refs = tuple(SchemaReference(str(r.name), str(r.subject), int(r.version))
+                 for r in (getattr(schema, "references", ()) or ()))
+    return text, stype, refs
 
 
 def framing_name(framing) -> str:
@@ -90,9 +112,21 @@ class SchemaRegistry(abc.ABC):
         raise RegistryConfigError(f"{type(self).__name__} cannot choose a schema by its metadata "
                                   "('use.latest.with.metadata' needs a Confluent-compatible registry)")
 
-    def _fetch_version_of(self, subject: str, schema: Schema) -> int:
-        raise RegistryConfigError(f"{type(self).__name__} cannot look a schema's version up under a subject "
-                                  "(migration rules need a Confluent-compatible registry)")
+    def _lookup_schema(self, subject: str, schema: Any, *, normalize: bool, deleted: bool,
+                       same: Callable[[str, str], bool] | None) -> Schema | None:
+        # This registry's API has no look-up of a schema under a subject (a file snapshot): the
+        # one place where texts are compared on the client, with the format's own comparison
+        # (``same``: canonical forms) or else exactly, newest versions first. Registries that
+        # have a look-up (Confluent's POST /subjects/{subject}, Glue's GetSchemaByDefinition)
+        # override this: they reprint what they store (Karapace reorders Protobuf), so a text
+        # comparison here would miss schemas they hold.
+        text, stype, refs = registration_of(schema)
+        equal = same or (lambda a, b: a == b)
+        for version in sorted(self.list_versions(subject), reverse=True)[:VERSIONS_COMPARED]:
+            stored = self._fetch_version(subject, version)
+            if stored.schema_type.value == stype and tuple(stored.references) == refs and equal(stored.text, text):
+                return stored
+        return None
 
     def register_schema(self, subject: str, schema: Any, normalize: bool = False) -> Any:
         """Register ``schema`` under ``subject`` if absent; return its id (Glue: the version UUID).
@@ -145,12 +179,65 @@ class SchemaRegistry(abc.ABC):
         pairs = tuple(sorted(dict(metadata).items()))
         return self.resolve_references(self._fetch_latest_with_metadata(subject, pairs))
 
+    def lookup_schema(self, subject: str, schema: Any, *, normalize: bool = False, deleted: bool = False,
+                      same: Callable[[str, str], bool] | None = None) -> Schema | None:
+        """The version of ``subject`` that registered ``schema``, as the registry answers it (its
+        id, version and text as stored); None when the schema is not registered there.
+
+        The registry decides (confluent-kafka's ``lookup_schema``): Confluent-compatible registries
+        answer ``POST /subjects/{subject}`` with the schema, its references and ``normalize``,
+        AWS Glue ``GetSchemaByDefinition``; only a registry with no look-up (a file snapshot)
+        compares texts on the client.
+
+        Parameters
+        ----------
+        subject : str
+        schema : Schema, SchemaSpec-like or str
+            Anything with ``.text`` and ``.schema_type``/``.format`` (and optionally
+            ``.references``, ``.metadata``, ``.rule_set``); a plain string is Avro text.
+        normalize : bool
+            Ask the registry to normalize the schema before comparing.
+        deleted : bool
+            Soft-deleted versions count too.
+        same : callable, optional
+            ``(stored text, given text) -> bool`` for registries with no look-up of their own.
+
+        Raises
+        ------
+        RegistryError
+            The registry could not be asked, or is not a registry (a bare 404 is checked
+            against the subject listing); 422: it cannot parse the schema (a Protobuf schema
+            without the references its imports need).
+        """
+        try:
+            return self._lookup_schema(subject, schema, normalize=bool(normalize), deleted=bool(deleted), same=same)
+        except SchemaNotFound as e:
+            if e.error_code not in NOT_REGISTERED_CODES:
+                # A bare 404 could be any web server: believe it only from a registry.
+                try:
+                    self.verify_registry()
+                except SchemaNotFound as env:
+                    raise RegistryProtocolError(f"the subject listing is not found either ({env}): this is "
+                                                "not a schema registry, check schema.registry.url",
+                                                status=env.status, url=env.url) from e
+            return None
+
     def version_of(self, subject: str, schema: Schema) -> int:
         """The version under ``subject`` that registered ``schema`` (deleted versions included), for
-        migration rules between versions."""
+        migration rules between versions.
+
+        Raises
+        ------
+        SchemaNotFound
+            ``schema`` is not registered under ``subject``.
+        """
         if schema.subject == subject and schema.version is not None:
             return int(schema.version)
-        return int(self._fetch_version_of(subject, schema))
+        found = self.lookup_schema(subject, schema, deleted=True)
+        if found is None or found.version is None:
+            raise SchemaNotFound(f"schema {schema.id} is not registered under subject {subject!r}",
+                                 error_code=40403)
+        return int(found.version)
 
     def lookup(self, key) -> Schema:
         """Resolve a ``wireformat.SchemaKey`` ``(framing, id)``.

@@ -24,7 +24,7 @@ from typing import Any
 
 from wireformat import add_note
 
-from registry._base import SchemaRegistry, guid_text
+from registry._base import SchemaRegistry, guid_text, registration_of
 from registry._vendor import Vendor
 from registry._config import RegistryConfig
 from registry._errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
@@ -44,6 +44,10 @@ class _Flight:
         self.event = threading.Event()
         self.value = None
         self.error: BaseException | None = None
+
+
+class _NotRegistered(Exception):
+    """A look-up's "not registered": raised through the cache core so that it is not stored."""
 
 
 class _NotFound:
@@ -276,11 +280,27 @@ class CachingRegistry(SchemaRegistry):
                          lambda: self.resolve_references(self.backend._fetch_latest_with_metadata(subject, pairs)),
                          ttl=self.config.cache_latest_ttl_s)
 
-    def version_of(self, subject: str, schema: Schema) -> int:
-        if schema.subject == subject and schema.version is not None:
-            return int(schema.version)
-        key = ("version-of", subject, schema.id, schema.guid, schema.text if schema.id is None else None)
-        return self._get(key, lambda: int(self.backend._fetch_version_of(subject, schema)))
+    def lookup_schema(self, subject: str, schema, *, normalize: bool = False, deleted: bool = False,
+                      same=None) -> Schema | None:
+        """The registry's look-up (see :meth:`registry.SchemaRegistry.lookup_schema`); a found
+        version is remembered for the process, "not registered" never is: the question is asked
+        once per job on the driver, and a schema registered a moment later must be found by the
+        next job."""
+        text, stype, refs = registration_of(schema)
+        key = ("registered", subject, text, stype, refs, bool(normalize), bool(deleted),
+               getattr(schema, "metadata", None), getattr(schema, "rule_set", None))
+
+        def ask() -> Schema:
+            found = self.backend.lookup_schema(subject, schema, normalize=normalize, deleted=deleted, same=same)
+            if found is None:
+                raise _NotRegistered()
+            self._verified = True  # a registry's answer
+            return found
+
+        try:
+            return self._get(key, ask)
+        except _NotRegistered:
+            return None
 
     def lookup(self, key) -> Schema:
         schema = self._by_key.get(key)
@@ -311,11 +331,9 @@ class CachingRegistry(SchemaRegistry):
 
         See :meth:`registry.ConfluentRegistry.register_schema`.
         """
-        from registry._confluent import _registration
-
         register = self.backend.register_schema
-        text, stype, refs = _registration(schema)
-        key = ("register", subject, text, stype, tuple((r.name, r.subject, int(r.version)) for r in refs),
+        text, stype, refs = registration_of(schema)
+        key = ("register", subject, text, stype, refs,
                bool(normalize), getattr(schema, "metadata", None), getattr(schema, "rule_set", None))
         return self._get(key, lambda: register(subject, schema, normalize=normalize))
 

@@ -29,7 +29,7 @@ _P = "schema.registry."
 class RegistryOption:
     """One ``schema.registry.*`` option: the one declaration of its name, the
     :class:`RegistryConfig` field it fills, how its text is parsed, its default and its meaning
-    (the connector's option table and the README are generated from these rows).
+    (the connector's option table and the docs' option tables are generated from these rows).
 
     ``default`` is option text parsed like a user's value (so the field default and the docs
     cannot drift); ``shown`` is what the docs say when the default is not a value."""
@@ -51,7 +51,7 @@ class RegistryOption:
         return self.shown if self.shown is not None else (self.default or "")
 
 
-#: Every registry option, in the README's order.
+#: Every registry option, in the docs' order.
 REGISTRY_OPTIONS: tuple[RegistryOption, ...] = (
     RegistryOption("url", "urls", "urls", None, "Comma-separated URLs (failover in order), or `file:///dir` for a "
                    "snapshot; `user:password@` in a URL moves into basic auth.",
@@ -65,7 +65,22 @@ REGISTRY_OPTIONS: tuple[RegistryOption, ...] = (
     RegistryOption("basic.auth.user.info", "basic_auth", "secret", None,
                    "`user:password` (Confluent's spelling; Spark's default redaction does not recognise the name).",
                    secret=True),
-    RegistryOption("bearer.auth.token", "bearer_token", "secret", None, "Bearer token.", secret=True),
+    RegistryOption("bearer.auth.credentials.source", "bearer_source", "bearer", None,
+                   "`STATIC_TOKEN` (`bearer.auth.token`) or `OAUTHBEARER` (OAuth client credentials from "
+                   "`bearer.auth.issuer.endpoint.url`), as confluent-kafka's client.",
+                   shown="STATIC_TOKEN when a token is given"),
+    RegistryOption("bearer.auth.token", "bearer_token", "secret", None, "Bearer token (STATIC_TOKEN).", secret=True),
+    RegistryOption("bearer.auth.issuer.endpoint.url", "bearer_issuer_url", "str", None,
+                   "OAUTHBEARER: the OAuth token endpoint; the token is cached per process, fetched again at 80% "
+                   "of its lifetime and after a 401."),
+    RegistryOption("bearer.auth.client.id", "bearer_client_id", "str", None, "OAUTHBEARER: the client id."),
+    RegistryOption("bearer.auth.client.secret", "bearer_client_secret", "secret", None,
+                   "OAUTHBEARER: the client secret.", secret=True),
+    RegistryOption("bearer.auth.scope", "bearer_scope", "str", None, "OAUTHBEARER: the scope asked for."),
+    RegistryOption("bearer.auth.logical.cluster", "bearer_logical_cluster", "str", None,
+                   "Confluent Cloud: the registry's logical cluster (`target-sr-cluster` header)."),
+    RegistryOption("bearer.auth.identity.pool.id", "bearer_identity_pool", "str", None,
+                   "Confluent Cloud: the identity pool(s), comma-separated (`Confluent-Identity-Pool-Id` header)."),
     RegistryOption("ssl.ca.location", "ca_location", "str", None, "CA bundle for the registry's TLS certificate."),
     RegistryOption("ssl.certificate.location", "cert_location", "str", None, "Client certificate for mTLS."),
     RegistryOption("ssl.key.location", "key_location", "str", None, "Client key for mTLS."),
@@ -130,6 +145,8 @@ def _parse(key: str, kind: str, value) -> object:
             return text.lower().lstrip("v")
         if kind == "vendor":
             return Vendor.parse(text)
+        if kind == "bearer":
+            return text.upper()
         return text
     except RegistryConfigError:
         raise
@@ -165,7 +182,14 @@ class RegistryConfig:
     urls: tuple[str, ...] = ()
     vendor: Vendor = _default("vendor")
     basic_auth: Secret | None = None
+    bearer_source: str | None = None
     bearer_token: Secret | None = None
+    bearer_issuer_url: str | None = None
+    bearer_client_id: str | None = None
+    bearer_client_secret: Secret | None = None
+    bearer_scope: str | None = None
+    bearer_logical_cluster: str | None = None
+    bearer_identity_pool: str | None = None
     verify: bool = _default("verify")
     ca_location: str | None = None
     cert_location: str | None = None
@@ -192,7 +216,7 @@ class RegistryConfig:
 
     def __post_init__(self):
         # Accept plain strings for secrets and lists for urls when built directly.
-        for f in ("basic_auth", "bearer_token", "key_password", "glue_access_key_id",
+        for f in ("basic_auth", "bearer_token", "bearer_client_secret", "key_password", "glue_access_key_id",
                   "glue_secret_access_key", "glue_session_token"):
             v = getattr(self, f)
             if v is not None and not isinstance(v, Secret):
@@ -206,6 +230,7 @@ class RegistryConfig:
         if creds is not None and self.basic_auth is None:
             object.__setattr__(self, "basic_auth", Secret(creds))
         vendor = Vendor.parse(self.vendor)
+        self._check_bearer()
         if self.urls and all(u.startswith("file://") for u in self.urls) and self.file_path is None:
             object.__setattr__(self, "file_path", urllib.parse.unquote(urllib.parse.urlsplit(self.urls[0]).path))
             vendor = Vendor.FILE
@@ -230,6 +255,46 @@ class RegistryConfig:
         if vendor is Vendor.AWS_GLUE and self.glue_endpoint_url and not self.allow_private_addresses:
             host = urllib.parse.urlsplit(self.glue_endpoint_url).hostname or ""
             _check_literal(host)
+
+    def _check_bearer(self) -> None:
+        """The bearer settings as confluent-kafka's client checks them (see :mod:`registry._oauth`)."""
+        source = self.bearer_source.upper() if self.bearer_source else None
+        oauth_fields = {"bearer.auth.issuer.endpoint.url": self.bearer_issuer_url,
+                        "bearer.auth.client.id": self.bearer_client_id,
+                        "bearer.auth.client.secret": self.bearer_client_secret}
+        if source is None:
+            if self.bearer_token is not None:
+                source = "STATIC_TOKEN"
+            elif any(v is not None for v in oauth_fields.values()):
+                raise RegistryConfigError(f"{', '.join(_P + k for k, v in oauth_fields.items() if v is not None)} "
+                                          f"need {_P}bearer.auth.credentials.source=OAUTHBEARER")
+        object.__setattr__(self, "bearer_source", source)
+        if source is None:
+            return
+        if source not in ("STATIC_TOKEN", "OAUTHBEARER"):
+            raise RegistryConfigError(f"{_P}bearer.auth.credentials.source must be STATIC_TOKEN or OAUTHBEARER, not "
+                                      f"{source!r} (OAUTHBEARER_AZURE_IMDS and CUSTOM are not supported)")
+        if source == "STATIC_TOKEN":
+            if self.bearer_token is None:
+                raise RegistryConfigError(f"{_P}bearer.auth.credentials.source=STATIC_TOKEN needs "
+                                          f"{_P}bearer.auth.token")
+            return
+        if self.basic_auth is not None:  # (a static token next to basic auth is as before: basic wins)
+            raise RegistryConfigError("give either basic auth or OAUTHBEARER to the registry, not both")
+        missing = [_P + k for k, v in oauth_fields.items() if not v]
+        if missing:
+            raise RegistryConfigError(f"{_P}bearer.auth.credentials.source=OAUTHBEARER needs {', '.join(missing)}")
+        if self.bearer_token is not None:
+            raise RegistryConfigError(f"{_P}bearer.auth.token is for STATIC_TOKEN; OAUTHBEARER fetches its tokens")
+        url = str(self.bearer_issuer_url)
+        if "@" in urllib.parse.urlsplit(url).netloc:
+            raise RegistryConfigError(f"the token endpoint URL {redact_url(url)!r} carries credentials: give them as "
+                                      f"{_P}bearer.auth.client.id and {_P}bearer.auth.client.secret")
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise RegistryConfigError(f"bad token endpoint URL {redact_url(url)!r}: need http(s)://host[:port]/path")
+        if not self.allow_private_addresses:
+            _check_literal(parts.hostname)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> "RegistryConfig":

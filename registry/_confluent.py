@@ -4,9 +4,9 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
-from registry._base import SchemaRegistry
+from registry._base import SchemaRegistry, registration_of
 from registry._config import RegistryConfig
-from registry._errors import RegistryError, RegistryProtocolError, SchemaNotFound, SchemaParseError
+from registry._errors import RegistryError, RegistryProtocolError
 from registry._http import HttpTransport
 from registry._rules import metadata_of, rule_set_of
 from registry._types import Schema, SchemaReference, schema_type_of
@@ -119,18 +119,9 @@ class ConfluentRegistry(SchemaRegistry):
 
     def register(self, subject: str, text: str, schema_type: str = "AVRO",
                  references: tuple[SchemaReference, ...] = ()) -> int:
-        """Register ``text`` under ``subject`` and return its id (used by tests and tools)."""
-        body: dict[str, Any] = {"schema": text}
-        if str(schema_type).upper() != "AVRO":
-            body["schemaType"] = str(schema_type).upper()
-        if references:
-            body["references"] = [{"name": r.name, "subject": r.subject, "version": r.version}
-                                  for r in references]
-        doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}/versions", body=body).json()
-        try:
-            return int(doc["id"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise RegistryProtocolError("register answer has no id") from e
+        """Register ``text`` under ``subject`` and return its id (tests and tools; see :meth:`register_schema`)."""
+        return self.register_schema(subject, Schema(schema_type=schema_type_of(schema_type), text=text,
+                                                    references=tuple(references)))
 
     def register_schema(self, subject: str, schema: Any, normalize: bool = False) -> int:
         """Register ``schema`` under ``subject`` if absent; return its id.
@@ -164,10 +155,8 @@ class ConfluentRegistry(SchemaRegistry):
         ...     a == b
         True
         """
-        text, stype, refs = _registration(schema)
-        body: dict[str, Any] = {"schema": text}
-        if stype != "AVRO":
-            body["schemaType"] = stype
+        text, stype, refs = registration_of(schema)
+        body: dict[str, Any] = _schema_body(text, stype)
         if refs:
             body["references"] = [{"name": r.name, "subject": r.subject, "version": int(r.version)}
                                   for r in refs]
@@ -200,52 +189,29 @@ class ConfluentRegistry(SchemaRegistry):
             doc.setdefault("subject", subject)
         return schema_from_document(doc, where=f"subject {subject!r} with metadata {dict(metadata)}")
 
-    def _fetch_version_of(self, subject: str, schema: Schema) -> int:
-        body: dict[str, Any] = _schema_body(schema.text, schema.schema_type.value)
-        if schema.references:
-            body["references"] = [{"name": r.name, "subject": r.subject, "version": int(r.version)}
-                                  for r in schema.references]
+    def _lookup_schema(self, subject: str, schema: Any, *, normalize: bool, deleted: bool, same=None) -> Schema:
+        # The registry compares what it stores (Karapace reprints Protobuf, Confluent canonicalizes
+        # Avro): ``same`` is for registries with no look-up and is not used here.
+        text, stype, refs = registration_of(schema)
+        body = _schema_body(text, stype)
+        if refs:
+            body["references"] = [{"name": r.name, "subject": r.subject, "version": r.version} for r in refs]
         body.update(_contract_body(schema))
-        doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}", params={"deleted": "true"},
-                                 body=body).json()
+        params = {k: "true" for k, on in (("normalize", normalize), ("deleted", deleted)) if on}
         try:
-            return int(doc["version"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise RegistryProtocolError("POST /subjects/{s} answered no version") from e
-
-    def lookup_schema_under_subject(self, subject: str, text: str,
-                                    schema_type: str = "AVRO") -> dict[str, Any] | None:
-        """The registered version of ``text`` under ``subject`` (``POST /subjects/{subject}``).
-
-        Returns
-        -------
-        dict or None
-            The registry's answer (``subject``, ``id``, ``version``, ``schema``...), or None when
-            the schema (or the subject) is not registered.
-
-        Raises
-        ------
-        RegistryError
-            The registry could not be asked, or answered something that is not an object.
-
-        Examples
-        --------
-        >>> from registry import RegistryConfig
-        >>> from connector.testing import RegistryServer
-        >>> with RegistryServer() as srv:
-        ...     _ = srv.register("t-value", '"string"')
-        ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).lookup_schema_under_subject(
-        ...         "t-value", '"string"')["version"]
-        1
-        """
-        try:
-            doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}",
-                                     body=_schema_body(text, schema_type)).json()
-        except SchemaNotFound:
-            return None
-        if not isinstance(doc, dict):
-            raise RegistryProtocolError("POST /subjects/{s} did not answer an object")
-        return doc
+            doc = self._http.request("POST", f"{self._prefix}/subjects/{_q(subject)}", params=params or None,
+                                     body=body).json()
+        except RegistryError as e:
+            if e.status == 422:
+                raise InvalidSchemaError(f"registry could not look the schema up under subject {subject!r} (is "
+                                         f"it valid, with the references its imports need?): {e}",
+                                         status=e.status, error_code=e.error_code, url=e.url) from e
+            raise
+        if isinstance(doc, dict):
+            doc.setdefault("subject", subject)
+            if refs and not doc.get("references"):  # Karapace's answer leaves them out: they matched
+                doc["references"] = body["references"]
+        return schema_from_document(doc, where=f"look-up under subject {subject!r}")
 
     def test_compatibility(self, subject: str, text: str, schema_type: str = "AVRO",
                            version: int | str = "latest") -> tuple[bool, list[str]]:
@@ -265,24 +231,12 @@ class ConfluentRegistry(SchemaRegistry):
             The registry could not be asked, or answered something that is not an object.
         """
         v = "latest" if version == "latest" else str(int(version))
+        # verbose: Confluent and Karapace give their reasons only when asked
         doc = self._http.request("POST", f"{self._prefix}/compatibility/subjects/{_q(subject)}/versions/{v}",
-                                 body=_schema_body(text, schema_type)).json()
+                                 params={"verbose": "true"}, body=_schema_body(text, schema_type)).json()
         if not isinstance(doc, dict):
             raise RegistryProtocolError("POST /compatibility/... did not answer an object")
         return doc.get("is_compatible") is True, [str(m) for m in doc.get("messages") or ()]
-
-
-def _registration(schema: Any) -> tuple[str, str, tuple]:
-    """(text, upper-case schema type, references) of a schema given in any accepted shape."""
-    if isinstance(schema, str):
-        return schema, "AVRO", ()
-    text = getattr(schema, "text", None)
-    if not isinstance(text, str):
-        raise SchemaParseError("register_schema needs schema text")
-    raw = getattr(schema, "schema_type", None) or getattr(schema, "format", None) or "AVRO"
-    stype = str(getattr(raw, "value", raw)).upper()
-    stype = {"JSONSCHEMA": "JSON", "PROTO": "PROTOBUF"}.get(stype, stype)
-    return text, stype, tuple(getattr(schema, "references", ()) or ())
 
 
 def _contract_body(schema: Any) -> dict[str, Any]:

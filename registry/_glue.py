@@ -144,6 +144,17 @@ class GlueRegistry(SchemaRegistry):
             if not token:
                 return sorted(out)
 
+    def _lookup_schema(self, subject: str, schema, *, normalize: bool, deleted: bool, same=None) -> Schema | None:
+        # Glue's own look-up: it canonicalizes and hashes the definition within the schema named
+        # ``subject``. ``normalize`` has no Glue equivalent; deleted versions are gone (DELETING).
+        from registry._base import registration_of
+
+        text, _, _ = registration_of(schema)
+        doc = self._call("get_schema_by_definition", SchemaId=self._schema_id(subject), SchemaDefinition=text)
+        if str(doc.get("Status", "AVAILABLE")).upper() != "AVAILABLE" or not doc.get("SchemaVersionId"):
+            return None  # PENDING or FAILURE: not a version records may name
+        return self._fetch_by_guid(str(doc["SchemaVersionId"]).lower())
+
     def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
@@ -161,9 +172,10 @@ class GlueRegistry(SchemaRegistry):
         IncompatibleSchemaError
             Glue refused the version under the schema's compatibility mode (status FAILURE).
         """
-        from registry._confluent import IncompatibleSchemaError, _registration
+        from registry._base import registration_of
+        from registry._confluent import IncompatibleSchemaError
 
-        text, stype, _ = _registration(schema)
+        text, stype, _ = registration_of(schema)
         data_format = {"JSON": "JSON", "PROTOBUF": "PROTOBUF"}.get(stype, "AVRO")
         try:
             doc = self._call("register_schema_version", SchemaId=self._schema_id(subject), SchemaDefinition=text)

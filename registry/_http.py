@@ -13,14 +13,15 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any
-
-import requests
-import requests.adapters
+from typing import TYPE_CHECKING, Any
 
 from registry._config import RegistryConfig, check_address, redact_url
+from registry._oauth import BearerAuth
 from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
                               RegistryTLSError, RegistryUnavailable, SchemaNotFound)
+
+if TYPE_CHECKING:
+    import requests
 
 __all__ = ["HttpTransport", "Response"]
 
@@ -58,15 +59,17 @@ class Response:
                                         url=redact_url(self.url)) from e
 
 
-class _KeyPasswordAdapter(requests.adapters.HTTPAdapter):
+def _key_password_adapter(context: ssl.SSLContext, **kw) -> requests.adapters.HTTPAdapter:
     # requests cannot pass a key password; give urllib3 an SSLContext with the chain loaded.
-    def __init__(self, context: ssl.SSLContext, **kw):
-        self._context = context
-        super().__init__(**kw)
+    # (requests is imported by the first client made, not by importing the registry: 0.1 s.)
+    import requests.adapters
 
-    def init_poolmanager(self, *args, **kwargs):
-        kwargs["ssl_context"] = self._context
-        return super().init_poolmanager(*args, **kwargs)
+    class _KeyPasswordAdapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            kwargs["ssl_context"] = context
+            return super().init_poolmanager(*args, **kwargs)
+
+    return _KeyPasswordAdapter(**kw)
 
 
 class HttpTransport:
@@ -82,6 +85,7 @@ class HttpTransport:
         self._preferred = 0
         self._lock = threading.Lock()
         self._session = self._make_session(config)
+        self._bearer = BearerAuth.of(config)
         self._timeout = (config.connect_timeout_s, config.request_timeout_s)
         if not config.verify:
             log.warning("schema registry TLS certificate verification is DISABLED for %s",
@@ -89,6 +93,8 @@ class HttpTransport:
 
     @staticmethod
     def _make_session(config: RegistryConfig) -> requests.Session:
+        import requests.adapters
+
         s = requests.Session()
         adapter_kw: dict[str, Any] = {"pool_connections": 4, "pool_maxsize": 32, "max_retries": 0}
         s.headers.update({"Accept": _ACCEPT, "User-Agent": "asyncapi-kafka-registry"})
@@ -97,9 +103,8 @@ class HttpTransport:
             if not sep:
                 raise RegistryConfigError("schema.registry.basic.auth.user.info must be user:password")
             s.auth = (user, pw)
-        if config.bearer_token is not None:
-            s.headers["Authorization"] = "Bearer " + config.bearer_token.get()
         s.verify = config.ca_location if (config.verify and config.ca_location) else bool(config.verify)
+        custom_https = False
         if config.cert_location:
             if config.key_password is not None:
                 ctx = ssl.create_default_context(cafile=config.ca_location if config.verify else None)
@@ -112,12 +117,13 @@ class HttpTransport:
                 except (OSError, ssl.SSLError) as e:
                     raise RegistryConfigError("cannot load the client certificate/key "
                                               f"({type(e).__name__})") from None
-                s.mount("https://", _KeyPasswordAdapter(ctx, **adapter_kw))
+                s.mount("https://", _key_password_adapter(ctx, **adapter_kw))
+                custom_https = True
             else:
                 s.cert = (config.cert_location, config.key_location) if config.key_location \
                     else config.cert_location
         for prefix in ("http://", "https://"):
-            if prefix not in s.adapters or not isinstance(s.adapters[prefix], _KeyPasswordAdapter):
+            if not (custom_https and prefix == "https://"):
                 s.mount(prefix, requests.adapters.HTTPAdapter(**adapter_kw))
         return s
 
@@ -140,6 +146,8 @@ class HttpTransport:
         ------
         SchemaNotFound, RegistryAuthError, RegistryUnavailable, RegistryTLSError, RegistryError
         """
+        import requests
+
         cfg = self._config
         attempts = cfg.max_retries + 1
         last_exc: BaseException | None = None
@@ -154,7 +162,7 @@ class HttpTransport:
                 idx = (start + i) % len(self._urls)
                 url = self._urls[idx] + path
                 try:
-                    resp = self._send(method, url, params, body)
+                    resp = self._send_authorized(method, url, params, body)
                 except requests.exceptions.SSLError as e:
                     raise RegistryTLSError(f"TLS failure talking to {redact_url(url)}: {_short(e)}",
                                            url=redact_url(url)) from None
@@ -182,15 +190,30 @@ class HttpTransport:
         raise RegistryUnavailable(f"registry unreachable after {attempts} attempt(s) at {urls}: "
                                   f"{type(last_exc).__name__}", url=redact_url(self._urls[0] + path))
 
-    def _send(self, method: str, url: str, params, body) -> Response:
+    def _send_authorized(self, method: str, url: str, params, body) -> Response:
+        """One exchange with bearer headers; after a 401 to a fetched token, a new token and one retry."""
+        if self._bearer is None:
+            return self._send(method, url, params, body)
+        headers = self._bearer.headers()
+        resp = self._send(method, url, params, body, headers)
+        if resp.status == 401 and self._bearer.refreshable:
+            self._bearer.refused(headers)
+            log.info("registry %s refused its access token (401): fetching a new one", redact_url(url))
+            resp = self._send(method, url, params, body, self._bearer.headers())
+        return resp
+
+    def _send(self, method: str, url: str, params, body, auth_headers: dict[str, str] | None = None) -> Response:
         for _ in range(_MAX_REDIRECTS + 1):
             # verify is passed per request: requests lets REQUESTS_CA_BUNDLE override a
             # session-level CA path, which would silently ignore ssl.ca.location.
             kw: dict[str, Any] = {"params": params, "timeout": self._timeout, "verify": self._session.verify,
                                   "allow_redirects": False, "stream": True}
+            headers = dict(auth_headers or {})
             if body is not None:
                 kw["data"] = json.dumps(body)
-                kw["headers"] = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
+                headers["Content-Type"] = "application/vnd.schemaregistry.v1+json"
+            if headers:
+                kw["headers"] = headers
             r = self._session.request(method, url, **kw)
             try:
                 if r.status_code in _REDIRECT_STATUS:
@@ -213,6 +236,8 @@ class HttpTransport:
         return target
 
     def _read_capped(self, r: requests.Response, url: str) -> bytes:
+        import requests
+
         cap = self._config.max_response_bytes
         chunks, total = [], 0
         try:

@@ -5,11 +5,23 @@
 - ``registry_server``: our embedded Confluent-compatible REST registry, or the one named by
   ``SCHEMA_REGISTRY_URL`` (read-only tests only).
 - ``spark``: one ``local[2]`` SparkSession per test session, Python workers on this interpreter.
+- ``karapace``: Karapace 3.16, a real Confluent-compatible registry, on tansu, once per session
+  (skipped where its virtual environment is absent); ``registry_peer``: the stand-in and
+  Karapace in turn, for the registry-facing tests (:mod:`tests.registry_peers`).
+
+The quick subset is ``python -m pytest -m "not jvm"``: every test that starts a JVM carries the
+``jvm`` marker (added here to every test that uses the ``spark`` fixture or is marked ``cluster``;
+the modules that start Spark in other processes mark themselves). When a run deselects ``jvm``,
+``java`` is replaced by a stub for the whole session (``JAVA_HOME`` and ``PATH``) that records who
+called it and refuses to start; the session fails if anything tried, naming the test.
 """
 from __future__ import annotations
 
 import os
+import pathlib
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -17,6 +29,86 @@ import pytest
 # virtual environment that is the wrong interpreter (FACTS.md).
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+#: Fixtures that start a JVM: a test using one (directly or through another fixture) is ``jvm``.
+JVM_FIXTURES = frozenset({"spark"})
+#: Markers that imply a JVM (a Spark standalone cluster or a Spark Connect server).
+JVM_MARKERS = frozenset({"cluster"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m deselection reads the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if JVM_FIXTURES & set(getattr(item, "fixturenames", ())) or any(
+                item.get_closest_marker(m) for m in JVM_MARKERS):
+            item.add_marker(pytest.mark.jvm)
+
+
+def _deselects_jvm(config) -> bool:
+    """Whether ``-m`` leaves out every ``jvm`` test, whatever its other markers (``-m "not jvm"``,
+    ``-m "not jvm and not slow"`` ...); ``-m karapace`` keeps the Spark tests marked karapace."""
+    expr = (config.option.markexpr or "").strip()
+    if not expr:
+        return False
+    try:
+        import itertools
+        import re
+
+        from _pytest.mark.expression import Expression
+
+        compiled = Expression.compile(expr)
+        others = sorted(set(re.findall(r"[A-Za-z_][\w-]*", expr)) - {"and", "or", "not", "jvm"})[:12]
+        for values in itertools.product((False, True), repeat=len(others)):
+            on = {n for n, v in zip(others, values) if v} | {"jvm"}
+            if compiled.evaluate(lambda name, on=on, **kwargs: name in on):
+                return False
+        return True
+    except Exception:  # a private API of pytest: fall back to reading the expression
+        return "not jvm" in expr
+
+
+_NO_JVM: dict[str, pathlib.Path] = {}
+
+
+def pytest_configure(config):
+    if not _deselects_jvm(config) or os.environ.get("ASYNCAPI_KAFKA_ALLOW_JVM") == "1":
+        return
+    home = pathlib.Path(tempfile.mkdtemp(prefix="asyncapi-kafka-no-jvm-"))
+    (home / "bin").mkdir()
+    log = home / "attempts.log"
+    stub = home / "bin" / "java"
+    stub.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\t%s\\n' \"${{PYTEST_CURRENT_TEST:-?}}\" \"$*\" >> '{log}'\n"
+        "echo 'asyncapi-kafka tests: this run deselects jvm tests, but a JVM was started' >&2\n"
+        "exit 97\n")
+    stub.chmod(0o755)
+    os.environ["JAVA_HOME"] = str(home)
+    os.environ["PATH"] = f"{home / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    _NO_JVM.update(home=home, log=log)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _NO_JVM:
+        return
+    log = _NO_JVM["log"]
+    attempts = log.read_text().splitlines() if log.exists() else []
+    gateway = getattr(sys.modules.get("pyspark.core.context") or sys.modules.get("pyspark.context"),
+                      "SparkContext", None)
+    launched = gateway is not None and getattr(gateway, "_gateway", None) is not None
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.ensure_newline()
+    if attempts or launched:
+        if reporter is not None:
+            reporter.write_line(f"no-JVM subset: {len(attempts)} JVM start(s) attempted "
+                                f"(pyspark gateway launched: {launched}); mark these tests jvm:", red=True)
+            for line in attempts:
+                reporter.write_line(f"  {line}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    elif reporter is not None:
+        reporter.write_line("no-JVM subset: no JVM was started (java stubbed for the whole session)")
+    shutil.rmtree(_NO_JVM["home"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -104,6 +196,35 @@ def registry_server():
 
     with RegistryServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def karapace():
+    """Karapace (a real registry) with its tansu broker, started once per session, stopped at its end."""
+    from connector.testing import KarapaceServer
+
+    from tests.registry_peers import KARAPACE_MISSING
+
+    if not KarapaceServer.available():
+        pytest.skip(KARAPACE_MISSING)
+    server = KarapaceServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["stand-in", "karapace"])
+def registry_peer(request):
+    """The stand-in (fresh per test) and Karapace (shared: name things with ``peer.unique``)."""
+    from tests.registry_peers import RegistryPeer
+
+    if request.param == "karapace":
+        yield RegistryPeer(request.getfixturevalue("karapace").url, "karapace")
+        return
+    from connector.testing import RegistryServer
+
+    with RegistryServer() as server:
+        yield RegistryPeer(server.url, "stand-in", server)
 
 
 @pytest.fixture()

@@ -738,7 +738,7 @@ class JsonGen:
             req = set(s.get("required", ()))
             return {k: self.doc(v) for k, v in props.items() if k in req or rnd.chance(0.85)}
         if t == "array":
-            n = max(rnd.count(), s.get("minItems", 0))
+            n = min(max(rnd.count(), s.get("minItems", 0)), s.get("maxItems", 10**9))
             items = [self.doc(s.get("items", {})) for _ in range(n)]
             if s.get("uniqueItems"):
                 items = list({json.dumps(x): x for x in items}.values()) or [self.doc(s.get("items", {}))]
@@ -752,18 +752,21 @@ class JsonGen:
                 return d.isoformat()
             if fmt == "uuid":
                 return str(uuid.UUID(int=rnd.r.getrandbits(128)))
-            v = rnd.string()
+            v = regex_example(s["pattern"], rnd) if "pattern" in s else rnd.string()
             lo, hi = s.get("minLength", 0), s.get("maxLength", 10**9)
             if len(v) < lo:
                 v = v + "x" * (lo - len(v))
             return v[:hi]
         if t == "integer":
             lo = s.get("minimum", -2**63)
-            v = rnd.int64()
-            return max(v, lo)
+            hi = s.get("maximum", 2**63 - 1)
+            return min(max(rnd.int64(), lo), hi)
         if t == "number":
-            if "exclusiveMinimum" in s or "minimum" in s:
-                return rnd.pick([0.5, 1.0, 99.5, 12345.678])
+            lo, hi = s.get("minimum", s.get("exclusiveMinimum")), s.get("maximum", s.get("exclusiveMaximum"))
+            if lo is not None or hi is not None:
+                picks = [v for v in (0.5, 1.0, 99.5, 12345.678)
+                         if (lo is None or v > lo) and (hi is None or v < hi)]
+                return rnd.pick(picks or [lo if lo is not None else hi])
             return rnd.pick([0, 1, -1, 2.5, -1e300, 1e-300, rnd.r.uniform(-1e6, 1e6), 2**53])
         if t == "boolean":
             return rnd.chance()
@@ -821,14 +824,68 @@ def json_expected(node, v):
     return v
 
 
+def regex_example(pattern: str, rnd: Rand) -> str:
+    """A string the simple ``pattern`` matches (anchors, literals, classes, ``\\d``/``\\w``, the
+    quantifiers ``? * + {n} {n,m}``); a random string for anything else (``valid_doc`` retries)."""
+    out, i, p = [], 0, pattern
+    while i < len(p):
+        c = p[i]
+        if c in "^$":
+            i += 1
+            continue
+        if c == "[":
+            j = p.index("]", i)
+            body, chars, k = p[i + 1:j], [], 0
+            while k < len(body):
+                if k + 2 < len(body) and body[k + 1] == "-":
+                    chars += [chr(x) for x in range(ord(body[k]), ord(body[k + 2]) + 1)]
+                    k += 3
+                else:
+                    chars.append(body[k])
+                    k += 1
+            atom, i = chars, j + 1
+        elif c == "\\" and i + 1 < len(p):
+            atom = {"d": list("0123456789"), "w": list("abcXYZ019_")}.get(p[i + 1], [p[i + 1]])
+            i += 2
+        elif c in "()|":
+            return rnd.string()
+        else:
+            atom, i = ([c] if c != "." else list("abc")), i + 1
+        lo = hi = 1
+        if i < len(p) and p[i] in "?*+":
+            lo, hi = {"?": (0, 1), "*": (0, 3), "+": (1, 3)}[p[i]]
+            i += 1
+        elif i < len(p) and p[i] == "{":
+            j = p.index("}", i)
+            a, _, b = p[i + 1:j].partition(",")
+            lo = int(a)
+            hi = int(b) if b else (lo if not _ else lo + 3)
+            i = j + 1
+        out += [rnd.pick(atom) for _ in range(rnd.r.randint(lo, hi))]
+    return "".join(out)
+
+
+def valid_doc(g: JsonGen, root, validator, tries: int = 200):
+    """A document of ``root`` that python-jsonschema accepts (the reader validates every record):
+    drawn until one is (a ``oneOf`` of objects without ``additionalProperties: false`` makes most
+    draws match several branches)."""
+    for _ in range(tries):
+        d = g.doc(root)
+        if validator.is_valid(d):
+            return d
+    raise ValueError(f"no valid document in {tries} draws; last: {validator.iter_errors(d).__next__().message}")
+
+
 def _gen_json(case: Case, n: int, rnd: Rand, sid: int):
+    from connector.formats.json_schema._reference import validator_class
     from connector.formats.json_schema._schema import parse_json_schema
     root = json.loads(case.text)
     node = parse_json_schema(case.text, max_depth=case.options.max_recursion_depth)
+    validator = validator_class(root)(root)
     g = JsonGen(root, rnd)
     framed, expected, docs = [], [], []
     for _ in range(n):
-        d = g.doc(root)
+        d = valid_doc(g, root, validator)
         framed.append(encode_frame("confluent", sid, json.dumps(d, ensure_ascii=rnd.chance()).encode()))
         expected.append(json_expected(node, d))
         docs.append(d)

@@ -39,8 +39,15 @@ _SCAN_EXTENSIONS = (".json", ".yaml", ".yml")
 _SKIP_DIRS = ("node_modules",)
 
 
-def bundle_json_payload(resolver: RefResolver, node, src: Source, path: str, max_nodes: int) -> Any:
+def bundle_json_payload(resolver: RefResolver, node, src: Source, path: str, max_nodes: int,
+                        notes: list[str] | None = None) -> Any:
     """The JSON Schema ``node`` (read from ``src``) with every reference bundled in.
+
+    ``#/...`` references resolve as AsyncAPI's official parser resolves them: inside a schema that
+    declares ``$id``, JSON Schema's own resolution (against the ``$id`` base) stands where it finds
+    the target; otherwise the pointer is resolved in the document that holds the ``$ref`` (a
+    payload with ``$id: SongMetaData`` referring to ``#/components/schemas/Album``). ``notes``
+    receives a line for each reference resolved that way.
 
     Raises
     ------
@@ -53,7 +60,7 @@ def bundle_json_payload(resolver: RefResolver, node, src: Source, path: str, max
     src = resolver.touch(resolver.owner(node, src))
     try:
         return bundle_schema(node, files, base=src.uri, document=src.root, max_nodes=max_nodes,
-                             max_ref_chain=resolver.max_ref_depth)
+                             max_ref_chain=resolver.max_ref_depth, fragments_in_document=True, notes=notes)
     except SchemaMappingError as e:
         raise AsyncApiDocumentError(str(e), path=path) from e
 

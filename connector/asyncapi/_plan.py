@@ -13,6 +13,7 @@ from connector.asyncapi._model import KAFKA_PROTOCOLS, AsyncApiDocument
 from connector.asyncapi._params import check_topic, expand_address
 from connector.asyncapi._readplan import ReadPlan
 from connector.asyncapi._refs import join_path
+from connector.asyncapi._routing import derive_routing
 from connector.asyncapi._schema import build_key_schema, message_spec, with_chain
 from connector.asyncapi._security import kafka_security
 
@@ -316,6 +317,7 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
             return None
 
     specs = tuple(message_spec(doc, m, lenient) for m in messages)
+    routing = derive_routing(_routed_messages(doc, ch, explicit, messages, specs))
     key_schema = None
     for m in messages:
         if m.kafka is None or m.kafka.key is None:
@@ -355,9 +357,31 @@ def plan_read(doc: AsyncApiDocument, *, channel: str | None = None, operation: s
         partitions=ch.kafka.partitions if ch.kafka is not None else None,
         replicas=ch.kafka.replicas if ch.kafka is not None else None,
         topic_configuration=tuple(sorted((k, _config_text(v)) for k, v in tc.items())),
-        unresolved_schemas=tuple(unresolved), warnings=tuple(warnings),
+        unresolved_schemas=tuple(unresolved), warnings=tuple(warnings), routing=routing,
         **_glue_settings(srv, registry_url, vendor),
     )
+
+
+def _routed_messages(doc: AsyncApiDocument, ch, explicit, picked, specs) -> list:
+    """(message, spec) of every message the channel (or the chosen operation) carries: the routing
+    table covers them all, also when ``message=`` reads or writes one (its header value must be
+    the one the table gives it). A message outside the read whose schemas cannot be resolved is
+    routed by its names and headers only."""
+    out = []
+    by_key = {m.key: spec for m, spec in zip(picked, specs)}
+    for m in _pick_messages(ch, explicit, None, explicit is not None):
+        spec = by_key.get(m.key)
+        if spec is None:
+            spec = message_spec(doc, m, _tolerant)
+        out.append((m, spec))
+    return out
+
+
+def _tolerant(build, *args):
+    try:
+        return build(*args)
+    except AsyncApiDocumentError:
+        return None
 
 
 def _glue_settings(srv, registry_url: str | None, vendor: Vendor | None) -> dict:

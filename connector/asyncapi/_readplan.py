@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from registry import Vendor
 from wireformat import Framing
@@ -11,6 +12,9 @@ from wireformat import Framing
 from connector.errors import ConfigError
 
 from connector.asyncapi._schema import MessageSpec, SchemaSpec
+
+if TYPE_CHECKING:
+    from connector.formats import Routing
 
 @functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern:
@@ -58,6 +62,10 @@ class ReadPlan:
     warnings : tuple of (str, str)
         (document path, text) of binding rules the document breaks without harm to this
         read (e.g. registry-only message fields while the registry comes from options).
+    routing : connector.formats.Routing or None
+        The header → message table of every message the channel (or operation) carries, also
+        when ``message=`` keeps one: how records without a schema id are told apart, and the
+        type header a write puts on each message's records (``docs/multi-type-channels.md``).
     registry_name, registry_region : str or None
         AWS Glue registry name (server binding extension ``x-registryName``, or the
         ``registryName`` query of ``schemaRegistryUrl``) and region (from a
@@ -97,6 +105,7 @@ class ReadPlan:
     warnings: tuple[tuple[str, str], ...] = ()
     registry_name: str | None = None
     registry_region: str | None = None
+    routing: Routing | None = None
 
     def framing(self) -> Framing:
         """The :class:`wireformat.Framing` the document implies.

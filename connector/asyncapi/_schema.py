@@ -1,7 +1,8 @@
 """Message payload, header and key schemas: format detection and self-contained text.
 
 ``schemaFormat`` values understood (media type parameters such as ``version`` are
-ignored, comparison is case-insensitive):
+ignored, comparison is case-insensitive); each format says which media types it accepts
+(``PayloadFormat.accepts_media_type``):
 
 =========================================================  ============
 ``application/vnd.apache.avro`` (``+json``, ``+yaml``)      ``avro``
@@ -12,19 +13,20 @@ absent, ``application/vnd.aai.asyncapi`` (``+json/+yaml``),  ``json``
 =========================================================  ============
 
 Schema text is made self-contained: every ``$ref`` resolves from the file that holds it and
-is inlined. JSON Schemas are bundled by the JSON Schema format, which also follows ``$id``\\s and
-anchors (recursive ones keep ``$ref: '#/$defs/...'`` where they recurse); Avro named types are
-referred to by name after their first definition. Each schema records the files it was read
-from (``SchemaSpec.files``), which ``inspect`` shows.
+is inlined. The format chooses how (``PayloadFormat.document_schema`` over a
+:class:`_Payload`): JSON Schemas are bundled by the JSON Schema format, which also follows
+``$id``\\s and anchors (recursive ones keep ``$ref: '#/$defs/...'`` where they recurse); Avro
+named types are referred to by name after their first definition; ``.proto`` source is taken as
+written. Each schema records the files it was read from (``SchemaSpec.files``), which ``inspect``
+shows.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from dataclasses import dataclass, field
 
-from connector.errors import AsyncApiDocumentError
+from connector.errors import AsyncApiDocumentError, SchemaMappingError
 
 from connector.asyncapi import _refs
 from connector.asyncapi._json_refs import bundle_json_payload
@@ -49,6 +51,10 @@ class SchemaSpec:
         The files the schema was read from, in the order its ``$ref``\\s reached them: the
         document, the files a channel or message ``$ref`` led to, then the schema's own files
         (paths relative to the reference root; URLs for remote refs). Not part of equality.
+    notes : tuple of str
+        How references were resolved where the rules leave a choice (a ``#/...`` pointer inside a
+        schema with ``$id`` that resolved in the AsyncAPI document); ``inspect`` shows them. Not
+        part of equality.
     """
 
     format: str
@@ -56,6 +62,7 @@ class SchemaSpec:
     message_name: str | None = None
     schema_format: str | None = None
     files: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -84,25 +91,36 @@ class MessageSpec:
 
 
 def classify_schema_format(schema_format: str | None, path: str = "") -> str:
-    """``"avro"``, ``"json"`` or ``"protobuf"`` for a ``schemaFormat`` string."""
-    if schema_format is None:
-        return "json"
-    if not isinstance(schema_format, str):
+    """The name of the format (``"avro"``, ``"json"``, ``"protobuf"``) a ``schemaFormat`` names."""
+    if schema_format is not None and not isinstance(schema_format, str):
         raise AsyncApiDocumentError("schemaFormat must be a string", path=path)
-    media = schema_format.split(";", 1)[0].strip().lower()
-    if media.startswith("application/vnd.apache.avro"):
-        return "avro"
-    if (media.startswith("application/vnd.aai.asyncapi") or media.startswith("application/schema+")
-            or media.startswith("application/vnd.oai.openapi") or media in ("application/json", "")):
-        return "json"
-    if media in ("application/vnd.google.protobuf", "application/x-protobuf", "application/protobuf"):
-        return "protobuf"
-    raise AsyncApiDocumentError(f"unsupported schemaFormat {schema_format!r} (supported: Avro, JSON Schema/"
-                                "AsyncAPI schema, Protobuf)", path=path)
+    # the formats load with the first schema, not with the document model (inspect, check)
+    from connector.formats import FORMATS, format_of_media_type
+
+    fmt = format_of_media_type(schema_format)
+    if fmt is None:
+        supported = ", ".join(f.title for f in FORMATS.values())
+        raise AsyncApiDocumentError(f"unsupported schemaFormat {schema_format!r} (supported: {supported})", path=path)
+    return fmt.name
 
 
-def _dump(value) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+class _Payload:
+    """A payload node of the document as its format asks for it
+    (:class:`connector.formats.core.DocumentPayload`)."""
+
+    def __init__(self, resolver, node, src, path: str):
+        self._resolver, self._node, self._src, self._path = resolver, node, src, path
+        self.notes: list[str] = []  # how '#/...' references inside an $id schema were resolved
+
+    def resolved(self):
+        return self._resolver.resolve(self._node, self._src, self._path)
+
+    def inlined(self):
+        return self._resolver.inline_avro(self._node, self._src, self._path)
+
+    def bundled(self):
+        return bundle_json_payload(self._resolver, self._node, self._src, self._path, _refs.MAX_INLINED_NODES,
+                                   self.notes)
 
 
 def _split_multi_format(doc, node, src, path, schema_format):
@@ -129,36 +147,15 @@ def build_schema(doc, node, src, path: str, schema_format: str | None, name_hint
 def _build_schema(doc, node, src, path: str, schema_format: str | None, name_hint: str | None,
                   force_format: str | None) -> SchemaSpec:
     node, src, schema_format, path, fmt_path = _split_multi_format(doc, node, src, path, schema_format)
-    fmt = force_format or classify_schema_format(schema_format, fmt_path)
-    resolver = doc.resolver
-    if fmt == "protobuf":
-        text = resolver.resolve(node, src, path)
-        if not isinstance(text, str):
-            raise AsyncApiDocumentError("a Protobuf schema must be .proto source text", path=path)
-        names = top_level_messages(text)
-        if not names:
-            raise AsyncApiDocumentError("the .proto source declares no message", path=path)
-        by_lower = {n.lower(): n for n in names}
-        message_name = by_lower.get((name_hint or "").lower()) or (names[0] if len(names) == 1 else None)
-        return SchemaSpec("protobuf", text, message_name, schema_format)
-    if fmt == "avro":
-        value = resolver.inline_avro(node, src, path)
-    else:  # the JSON Schema format bundles it: $id, anchors and recursion are its to resolve
-        value = bundle_json_payload(resolver, node, src, path, _refs.MAX_INLINED_NODES)
-    if fmt == "avro":
-        if isinstance(value, str) and value.strip()[:1] in ("{", "[", '"'):
-            try:
-                value = json.loads(value)
-            except ValueError as e:
-                raise AsyncApiDocumentError(f"Avro schema text is not JSON: {e}", path=path) from e
-        if not isinstance(value, (dict, list, str)):
-            raise AsyncApiDocumentError("an Avro schema must be an object, array or type name", path=path)
-    elif not isinstance(value, (dict, bool)):
-        raise AsyncApiDocumentError("a JSON schema must be an object", path=path)
+    from connector.formats import payload_format
+
+    fmt = payload_format(force_format or classify_schema_format(schema_format, fmt_path))
     try:
-        return SchemaSpec(fmt, _dump(value), None, schema_format)
-    except ValueError as e:
-        raise AsyncApiDocumentError(f"schema is not representable as JSON: {e}", path=path) from e
+        payload = _Payload(doc.resolver, node, src, path)
+        text, message_name = fmt.document_schema(payload, name_hint)
+    except SchemaMappingError as e:
+        raise AsyncApiDocumentError(str(e), path=path) from e
+    return SchemaSpec(fmt.name, text, message_name, schema_format, notes=tuple(payload.notes))
 
 
 _AVRO_ONLY_TYPES = {"null", "int", "long", "float", "double", "bytes", "record", "error", "enum", "fixed", "map"}
@@ -198,22 +195,12 @@ def build_key_schema(doc, node, src, path: str) -> SchemaSpec | None:
     return spec
 
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", re.S)
-
-
 def top_level_messages(proto: str) -> list[str]:
-    """Names of the top-level ``message`` declarations of a ``.proto`` source, in order."""
-    text = _COMMENTS.sub(lambda m: " " if m.group(0)[0] == "/" else '""', proto)
-    names, depth = [], 0
-    for m in re.finditer(r"[{}]|\bmessage\s+([A-Za-z_][A-Za-z0-9_]*)", text):
-        tok = m.group(0)
-        if tok == "{":
-            depth += 1
-        elif tok == "}":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            names.append(m.group(1))
-    return names
+    """Names of the top-level ``message`` declarations of a ``.proto`` source (the Protobuf
+    format's: :func:`connector.formats.protobuf.top_level_messages`)."""
+    from connector.formats.protobuf import top_level_messages as names
+
+    return names(proto)
 
 
 def message_spec(doc, message, call=lambda build, *args, **kw: build(*args, **kw)) -> MessageSpec:

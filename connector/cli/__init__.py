@@ -7,17 +7,30 @@ $ asyncapi-kafka inspect examples/shop.yaml
 $ asyncapi-kafka check doc.yaml --server production
 $ asyncapi-kafka sandbox doc.yaml              # embedded Kafka + registry with example data
 $ asyncapi-kafka peek doc.yaml --channel orders -n 5 -o kafka.bootstrap.servers=localhost:9092
+$ asyncapi-kafka serve &                       # later peeks run in a warm process (see _server.py)
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import sys
 
 __all__ = ["main", "build_parser"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: sub-command -> (its module, the function declaring its arguments)
+_ARGUMENTS = {"inspect": ("connector.cli._inspect", "add_inspect_arguments"),
+              "check": ("connector.cli._check", "add_check_arguments"),
+              "sandbox": ("connector.cli._sandbox", "add_sandbox_arguments"),
+              "peek": ("connector.cli._peek", "add_peek_arguments"),
+              "serve": ("connector.cli._server", "add_serve_arguments")}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command``, only that sub-command's arguments are
+    declared (the others keep their name and help), so a run imports only its own command's
+    module: ``peek`` does not load what ``check`` needs, ``--help`` loads none."""
     parser = argparse.ArgumentParser(
         prog="asyncapi-kafka",
         description="Read Kafka topics described by AsyncAPI documents into typed Spark DataFrames.")
@@ -28,16 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the demo's temporary directory")
     demo.add_argument("--quiet", action="store_true", help="print only the summary")
 
-    from connector.cli._check import add_check_arguments
-    from connector.cli._inspect import add_inspect_arguments
-    from connector.cli._peek import add_peek_arguments
-    from connector.cli._sandbox import add_sandbox_arguments
-
-    add_inspect_arguments(sub.add_parser("inspect", help="show channels, topics, servers and schemas of a document"))
-    add_check_arguments(sub.add_parser("check", help="compare a document with a live cluster and registry"))
-    add_sandbox_arguments(sub.add_parser(
-        "sandbox", help="embedded Kafka + registry with every channel's topic, schemas and example messages"))
-    add_peek_arguments(sub.add_parser("peek", help="decode a few records of a channel, without Spark"))
+    helps = {"inspect": "show channels, topics, servers and schemas of a document",
+             "check": "compare a document with a live cluster and registry",
+             "sandbox": "embedded Kafka + registry with every channel's topic, schemas and example messages",
+             "peek": "decode a few records of a channel, without Spark",
+             "serve": "keep a warm process that runs this installation's peek commands"}
+    for name, text in helps.items():
+        p = sub.add_parser(name, help=text)
+        if command is None or command == name:
+            module, declare = _ARGUMENTS[name]
+            getattr(importlib.import_module(module), declare)(p)
     return parser
 
 
@@ -47,9 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     # of a 1.5-2.5 s peek measured on the 2-core machine). Only for a real process (argv None):
     # a caller that passes argv keeps its collector.
     quick = argv is None and sys.argv[1:2] == ["peek"]
+    given = sys.argv[1:] if argv is None else argv
     if quick:
+        from connector.cli._server import run_remote
+
+        code = run_remote(given)  # a warm server of this installation, when one runs
+        if code is not None:
+            return code
         gc.disable()
-    parser = build_parser()
+        from connector.cli._process import pyarrow_without_pandas
+
+        pyarrow_without_pandas()
+    parser = build_parser(given[0] if given and given[0] in _ARGUMENTS else "")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from connector.cli._demo import run_demo
@@ -74,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         from connector.cli._sandbox import sandbox_command
 
         return sandbox_command(args)
+    if args.command == "serve":
+        from connector.cli._server import serve_command
+
+        return serve_command(args, main)
     parser.print_help()
     return 2
 

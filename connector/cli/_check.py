@@ -76,6 +76,15 @@ def _split_options(pairs) -> tuple[dict, dict]:
     return kafka, reg
 
 
+def _normalize_option(kafka: dict) -> bool:
+    """``-o normalize.schemas=true``: the write option, so that the check asks the registry's look-up
+    as the write will (taken out of the librdkafka settings)."""
+    raw = next((kafka.pop(k) for k in list(kafka) if k.lower() == "normalize.schemas"), "false")
+    if str(raw).strip().lower() not in ("true", "false"):
+        raise ConfigError(f"normalize.schemas must be true or false, not {raw!r}")
+    return str(raw).strip().lower() == "true"
+
+
 def _pick_channels(doc, server: str, wanted) -> list[str]:
     if wanted:
         names = []
@@ -106,6 +115,7 @@ def check_command(args: argparse.Namespace) -> int:
         return _usage("--timeout must be > 0")
     try:
         kafka_opts, reg_opts = _split_options(getattr(args, "options", None))
+        normalize = _normalize_option(kafka_opts)
         names = _pick_channels(doc, args.server, getattr(args, "channels", None))
     except ConfigError as e:
         return _usage(str(e))
@@ -135,7 +145,8 @@ def check_command(args: argparse.Namespace) -> int:
             and given.get("security.protocol") not in ("plaintext", "ssl")):
         report.line("warn", "kafka", f"security scheme {base.security_scheme!r} needs {', '.join(missing)} "
                                      "(pass them with -o KEY=VALUE)")
-    registry = _Registry.build(base, args, reg_opts, timeout, report) if base is not None else None
+    registry = _Registry.build(base, args, reg_opts, timeout, report, normalize) \
+        if base is not None else None
     for status, name, text in skipped:
         report.line(status, name, text)
     for plan in plans:
@@ -151,11 +162,11 @@ def check_command(args: argparse.Namespace) -> int:
 class _Registry:
     """Registry side of the check, through the registry client's public subject methods."""
 
-    def __init__(self, client, url: str):
-        self.client, self.url, self.down = client, url, False
+    def __init__(self, client, url: str, normalize: bool = False):
+        self.client, self.url, self.down, self.normalize = client, url, False, normalize
 
     @classmethod
-    def build(cls, plan, args, reg_opts: dict, timeout: float, report: _Report):
+    def build(cls, plan, args, reg_opts: dict, timeout: float, report: _Report, normalize: bool = False):
         opts = dict(reg_opts)
         if args.registry_url:
             opts["schema.registry.url"] = args.registry_url
@@ -183,7 +194,7 @@ class _Registry:
             report.line("error", "registry", f"{shown}: {e}")
             return None
         report.note(f"  registry  {', '.join(config.redacted_urls())} ({config.vendor})")
-        return cls(client, shown)
+        return cls(client, shown, normalize)
 
     def check_channel(self, plan, topics: list[str], report: _Report) -> None:
         specs = [(m.name, m.payload, False) for m in plan.value_messages]
@@ -214,10 +225,11 @@ class _Registry:
                             [("subject", subject, "(not registered)")])
                 return
             latest = max(versions) if versions else None
-            found = self.client.lookup_schema_under_subject(subject, spec.text, schema_type)
-            mine = found.get("version") if found is not None else None
+            # the registry's own look-up: it may store the schema reprinted (Karapace's Protobuf)
+            found = self.client.lookup_schema(subject, spec, normalize=self.normalize)
+            mine = found.version if found is not None else None
             if found is not None and mine is not None and mine == latest:
-                report.line("ok", subject, f"document schema is the latest version {mine} (id {found.get('id')})")
+                report.line("ok", subject, f"document schema is the latest version {mine} (id {found.id})")
                 return
             # Not registered, or an older version: what matters to readers is the latest one.
             compatible, messages = self.client.test_compatibility(subject, spec.text, schema_type)

@@ -7,9 +7,6 @@ import argparse
 import json
 import sys
 
-from connector.asyncapi import load_document
-from connector.errors import AsyncApiKafkaError, ConfigError
-
 __all__ = ["add_ref_root_argument", "add_option_argument", "option_pairs", "open_document"]
 
 
@@ -38,6 +35,8 @@ def option_pairs(pairs) -> dict[str, str]:
     >>> option_pairs(["kafka.bootstrap.servers=h:9092", "kafka.sasl.jaas.config=a=b"])
     {'kafka.bootstrap.servers': 'h:9092', 'kafka.sasl.jaas.config': 'a=b'}
     """
+    from connector.errors import ConfigError  # (pyarrow comes with it: not for --help)
+
     out = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
@@ -50,6 +49,9 @@ def option_pairs(pairs) -> dict[str, str]:
 
 def open_document(path: str, allow_remote_refs: bool = False, ref_root: str | None = None):
     """Load ``path``; on failure print the error (with its document path) and return None."""
+    from connector.asyncapi import load_document
+    from connector.errors import AsyncApiKafkaError
+
     try:
         return load_document(path, allow_remote_refs=allow_remote_refs, ref_root=ref_root)
     except (AsyncApiKafkaError, OSError, ValueError) as e:

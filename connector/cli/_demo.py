@@ -143,6 +143,10 @@ def _spark():
 
     spark = (SparkSession.builder.master("local[2]").appName("asyncapi-kafka-demo")
              .config("spark.ui.enabled", "false")
+             # Python workers forked from a daemon that already imported the connector (and
+             # numba's compiler context): each new worker starts warm (connector/spark/daemon.py)
+             .config("spark.python.daemon.module", "connector.spark.daemon")
+             .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.log.level", "ERROR")
              .config("spark.ui.showConsoleProgress", "false")
@@ -152,6 +156,59 @@ def _spark():
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: channel -> what it shows; the JSON channel's decoder, the largest kernel, compiles in a process
+#: of its own (numba compiles one kernel at a time per process: two processes use both cores)
+_WARM_APART = ("payments",)
+
+
+class _WarmUp:
+    """Each channel decoded once without Spark (``connector.peek``, the same read), while the JVM
+    starts: on a first run this compiles the numba kernels the channel needs, once, into the
+    on-disk cache, instead of in every Spark worker that needs them at the same moment; later
+    runs only load them. Spark's read of a channel waits for its warm-up (:meth:`wait`)."""
+
+    def __init__(self, doc_path: str, options: dict[str, dict[str, str]], records: int):
+        import subprocess
+        import threading
+
+        self._done = {c: threading.Event() for c in options}
+        self._procs = {}
+        here = [c for c in options if c not in _WARM_APART]
+        for channel in options:
+            if channel in _WARM_APART:
+                args = [sys.executable, "-m", "connector", "peek", doc_path, "--channel", channel,
+                        "-n", str(records), "--json"]
+                for k, v in options[channel].items():
+                    args += ["-o", f"{k}={v}"]
+                self._procs[channel] = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        self._thread = threading.Thread(target=self._run, args=(doc_path, options, here, records), daemon=True)
+        self._thread.start()
+
+    def _run(self, doc_path: str, options: dict, channels: list[str], records: int) -> None:
+        from connector.read import peek
+
+        for channel in channels:
+            try:
+                peek(doc_path, channel, n=records, options=options[channel])
+            except Exception as e:  # noqa: BLE001 - Spark's read then compiles (and reports) itself
+                print(f"warm-up of {channel} failed ({e}); Spark's workers will compile", file=sys.stderr)
+            finally:
+                self._done[channel].set()
+
+    def wait(self, channel: str) -> None:
+        proc = self._procs.pop(channel, None)
+        if proc is not None:
+            proc.wait()
+        event = self._done.get(channel)
+        if event is not None and channel not in _WARM_APART:
+            event.wait()
+
+    def close(self) -> None:
+        for proc in self._procs.values():
+            proc.kill()
+            proc.wait()
 
 
 def run_demo(*, records: int = 1000, keep: bool = False, quiet: bool = False) -> int:
@@ -177,19 +234,6 @@ def run_demo(*, records: int = 1000, keep: bool = False, quiet: bool = False) ->
             progress.step(f"Kafka at {kafka.bootstrap_servers}, registry at {registry.url}")
             progress.step(f"producing {records} events per channel of {os.path.basename(doc_path)}")
             produced = _produce_all(kafka, registry, snapshot_dir, doc, records)
-            progress.step("starting Spark (local[2])")
-            spark = _spark()
-            from connector.spark import AsyncApiKafkaDataSource
-
-            spark.dataSource.register(AsyncApiKafkaDataSource)
-
-            def read(channel: str, **extra):
-                r = (spark.read.format("asyncapi-kafka").option("asyncapi", doc_path).option("channel", channel)
-                     .option("kafka.bootstrap.servers", kafka.bootstrap_servers))
-                for k, v in extra.items():
-                    r = r.option(k, v)
-                return r.load()
-
             confluent = {"schema.registry.url": registry.url}
             channels = [
                 ("orders", "Avro, Confluent framing", confluent,
@@ -204,7 +248,27 @@ def run_demo(*, records: int = 1000, keep: bool = False, quiet: bool = False) ->
                  {"schema.registry.url": "file://" + snapshot_dir},
                  ["warehouse", "value.sku", "value.quantity", "value.updated_at", "schemaId"]),
             ]
+            progress.step("decoding each channel once without Spark (connector.peek) while Spark starts: "
+                          "on a first run this compiles the decoders (numba, once per machine)")
+            warm = _WarmUp(doc_path, {c: {"kafka.bootstrap.servers": kafka.bootstrap_servers, **opts}
+                                      for c, _, opts, _ in channels}, records)
+            stack.callback(warm.close)
+            progress.step("starting Spark (local[2]); its Python workers fork from connector.spark.daemon")
+            spark = _spark()
+            from connector.spark import AsyncApiKafkaDataSource
+
+            spark.dataSource.register(AsyncApiKafkaDataSource)
+            progress.step("Spark is up")
+
+            def read(channel: str, **extra):
+                r = (spark.read.format("asyncapi-kafka").option("asyncapi", doc_path).option("channel", channel)
+                     .option("kafka.bootstrap.servers", kafka.bootstrap_servers))
+                for k, v in extra.items():
+                    r = r.option(k, v)
+                return r.load()
+
             for channel, what, opts, columns in channels:
+                warm.wait(channel)
                 progress.step(f"spark.read.format('asyncapi-kafka') channel={channel}: {what}")
                 df = read(channel, **opts)
                 expected = sum(v for k, v in produced.items() if k.startswith(f"shop.{channel}"))

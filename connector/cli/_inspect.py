@@ -2,7 +2,9 @@
 
 For each channel: the topic (or the regex of a templated address and its parameters), the
 channel binding (partitions, replicas, topicConfiguration), every message's payload format
-and the Spark schema its payload decodes to, the chain of files that schema came from (when
+and the Spark schema its payload decodes to, how a read tells several message types apart
+(each record's schema id, a type header and its values, validation; or why ``load()`` refuses)
+and the type header a write puts on each message's records, the chain of files that schema came from (when
 ``$ref``\\s spread it over several), the key schema, the wire format (framing), the subject
 lookup strategy and the consumer group id. Nothing is fetched from the network
 unless ``--allow-remote-refs`` is given; a schema that cannot be resolved is shown with the
@@ -61,7 +63,7 @@ def spark_type_of(spec) -> str:
 
 def _schema_entry(spec) -> dict:
     entry = {"format": spec.format, "schema_format": spec.schema_format, "spark_type": None, "error": None,
-             "files": list(getattr(spec, "files", ()))}
+             "files": list(getattr(spec, "files", ())), "notes": list(getattr(spec, "notes", ()))}
     try:
         entry["spark_type"] = spark_type_of(spec)
     except Exception as e:  # noqa: BLE001 - one bad schema must not hide the others
@@ -138,6 +140,51 @@ def _channel_report(doc, summary: dict, server: str | None) -> dict:
             reasons = [r for p, r in plan.unresolved_schemas if p.startswith(prefix)]
             entry["error"] = reasons[0] if reasons else None
         out["messages"].append(entry)
+    out["routing"] = _routing_entry(plan, out.get("framing"), out["messages"])
+    return out
+
+
+def _routing_entry(plan, framing: str | None, messages: list[dict]) -> dict | None:
+    """How a read tells the channel's message types apart (None: one message), and the type header
+    a write puts on each message's records (``type_header`` of each message entry)."""
+    routing = plan.routing
+    for m in messages:
+        typed = routing.header_for(m["name"]) if routing is not None else None
+        m["type_header"] = list(typed) if typed else None
+    decodable = [m for m in plan.value_messages if m.payload is not None]
+    if len(decodable) < 2 or routing is None:
+        return None
+    if framing is None:
+        return {"by": None, "headers": [], "otherwise": None, "error": "the framing is unknown"}
+    if framing != "none":
+        return {"by": "registry", "headers": [], "otherwise": None, "error": None}
+    entry = {"by": "header" if routing.documented else "validation", "headers": _header_entries(routing),
+             "otherwise": "validation", "error": None}
+    try:  # the schema layer's own decision (Avro and Protobuf cannot be tried)
+        from wireformat import Framing
+
+        from connector.schema import value_decoder
+
+        dec = value_decoder(SchemaRequest(), plan=plan, registry=None, framing=Framing.NONE)
+    except (AsyncApiKafkaError, ValueError) as e:
+        entry.update(by="refused", otherwise=None, error=str(e))
+        return entry
+    applied = getattr(dec, "routing", None)
+    if applied is not None:  # the table the read applies (payload record names too)
+        entry["headers"] = _header_entries(applied)
+    if not getattr(dec, "can_try", True):
+        entry["otherwise"] = "error"
+    return entry
+
+
+def _header_entries(routing) -> list[dict]:
+    out = []
+    for h in routing.headers:
+        per: dict[str, dict] = {}
+        for c in h.claims:
+            m = per.setdefault(c.message, {"values": [], "how": c.how})
+            m["values"].append(c.value)
+        out.append({"name": h.name, "documented": h.documented, "messages": per})
     return out
 
 
@@ -208,11 +255,13 @@ def _prose(text: str, indent: int, hang: int = 2) -> list[str]:
 
 
 def _files_lines(entry: dict | None, indent: int) -> list[str]:
-    """The chain of files a schema came from, when there is more than the document itself."""
+    """The chain of files a schema came from, when there is more than the document itself, and how
+    its references resolved where the rules leave a choice."""
     files = (entry or {}).get("files") or []
-    if len(files) < 2:
-        return []
-    return _prose("from " + " -> ".join(files), indent, 5)
+    lines = _prose("from " + " -> ".join(files), indent, 5) if len(files) >= 2 else []
+    for note in (entry or {}).get("notes") or ():
+        lines += _prose(note, indent, 2)
+    return lines
 
 
 def _schema_lines(entry: dict | None, error: str | None, indent: int) -> list[str]:
@@ -267,15 +316,44 @@ def render_inspect(report: dict) -> str:
             lines += _kv("key", f"{text}  [{key['format']}]") + _files_lines(key, 19)
         if c["error"]:
             lines += _prose(f"{'problem':<15}{c['error']}", 4, 15)
+        lines += _routing_lines(c.get("routing"))
         for m in c["messages"]:
             head = f"    message {m['name']}  [{m['format'] or '?'}]"
             if m["subject"]:
                 head += f"  subject {m['subject']}"
+            if m.get("type_header"):
+                head += f"  header {m['type_header'][0]}={m['type_header'][1]}"
             lines.append(head)
             lines += _files_lines(m["payload"], 6)
             if not c["error"] or m["payload"] is not None:
                 lines += _schema_lines(m["payload"], m["error"], 6)
     return "\n".join(lines)
+
+
+def _routing_lines(r: dict | None) -> list[str]:
+    """``routing`` of a several-message channel: which header and values say each record's type."""
+    if r is None:
+        return []
+    if r["by"] is None:
+        return _kv("routing", f"? ({r['error']})")
+    if r["by"] == "registry":
+        return _kv("routing", "by each record's schema id: the registry's writer schema names its message")
+    if r["by"] == "refused":
+        return _prose(f"{'routing':<15}refused: {r['error']}", 4, 15)
+    lines: list[str] = []
+    for h in (h for h in r["headers"] if h["documented"]):
+        lines += _kv("routing" if not lines else "", f"by header {h['name']}:")
+        for message, v in h["messages"].items():
+            how = "its names" if v["how"] == "name" else v["how"]
+            lines += _prose(f"{', '.join(map(repr, v['values']))} ({how}) -> {message}", 21, 4)
+    guessed = [h["name"] for h in r["headers"] if not h["documented"]]
+    if guessed:
+        lines += _prose(f"{'routing' if not lines else '':<15}then {', '.join(guessed)} (not in the document) when "
+                        "the value is a message's name", 4, 15)
+    tail = ("the one message whose schema accepts the record; none or several is a row error"
+            if r["otherwise"] == "validation" else "a row error (these payloads cannot be tried against each schema)")
+    lines += _prose(f"{'':<15}records without a type header: {tail}", 4, 15)
+    return lines
 
 
 def inspect_command(args: argparse.Namespace) -> int:

@@ -4,7 +4,9 @@ Starts the embedded Kafka (librdkafka's mock cluster, a real Kafka protocol peer
 and the embedded schema registry, then for every channel: creates its topic with the channel
 binding's partitions, registers the payload schemas under the subjects the document's lookup
 strategy names, produces example messages (the document's message ``examples``, otherwise
-values generated from the schemas) framed the way the bindings say, and prints the exact
+values generated from the schemas) framed the way the bindings say, with the type header the
+document names for each message (``__TypeId__``, ``ce_type``... from its ``headers`` schema, see
+``docs/multi-type-channels.md``), and prints the exact
 ``spark.read`` options that read them back. It runs until interrupted (Ctrl-C or SIGTERM).
 
 Only the runtime dependencies are needed (no ``[test]`` extra). A channel that cannot be
@@ -22,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import tempfile
 import threading
@@ -200,7 +203,10 @@ class Sandbox:
                 else:
                     kw = {"message_indexes": indexes} if indexes and fr.carries_protobuf_indexes else {}
                     frames = [(encode_frame(fr, sid_for_frame, p, **kw), None) for p in payloads]
+        typed = plan.routing.header_for(m.name) if plan.routing is not None else None
         for i, (value, headers) in enumerate(frames):
+            if typed is not None:  # the type header the document names, as its producers write it
+                headers = (headers or []) + [(typed[0], typed[1].encode())]
             self.kafka.produce(topic, value, key=f"key-{i}".encode(), headers=headers)
         return len(frames)
 
@@ -219,10 +225,36 @@ def render(box: Sandbox) -> str:
         for k, v in c["options"].items():
             lines.append(f"          .option({k!r}, {v!r})")
         lines.append("          .load())")
+        peek = [f"asyncapi-kafka peek {shlex.quote(c['options']['asyncapi'])} --channel {shlex.quote(c['channel'])}"]
+        peek += [f"-o {shlex.quote(f'{k}={v}')}" for k, v in c["options"].items() if k not in ("asyncapi", "channel")]
+        lines.append("    without Spark: " + " ".join(peek))
         lines.append("")
-    lines.append("SPARK: the source is found by name once the package is installed; from a checkout, call "
-                 "spark.dataSource.register(connector.spark.AsyncApiKafkaDataSource) first.")
+    lines += ["SPARK: a session whose Python workers run this Python and start with the connector imported:",
+              "    import os, sys",
+              "    from pyspark.sql import SparkSession",
+              '    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)',
+              '    spark = (SparkSession.builder.config("spark.python.daemon.module", "connector.spark.daemon")',
+              "             .getOrCreate())",
+              "  The source is found by name once the package is installed; from a checkout, call "
+              "spark.dataSource.register(connector.spark.AsyncApiKafkaDataSource) first."]
     return "\n".join(lines)
+
+
+def _start_server():
+    """``asyncapi-kafka serve`` for as long as the sandbox runs, so the peek commands printed
+    above run in a warm process (None when it does not start, or one already serves)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "connector", "serve", "--idle", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("serving peek at "):
+        proc.wait(30)
+        return None
+    print("peek: commands run in a warm process while the sandbox runs (asyncapi-kafka serve)", flush=True)
+    return proc
 
 
 def sandbox_command(args: argparse.Namespace) -> int:
@@ -244,12 +276,17 @@ def sandbox_command(args: argparse.Namespace) -> int:
                 print("nothing could be produced for this document (see the reasons above)", flush=True)
             if args.no_wait:
                 return 0
+            server = _start_server()
             try:  # READY inside the try: a Ctrl-C right after it is a stop, not a traceback
                 print("READY — press Ctrl-C to stop", flush=True)
                 while not stop.wait(1.0):
                     pass
             except KeyboardInterrupt:
                 pass
+            finally:
+                if server is not None:
+                    server.terminate()
+                    server.wait(30)
             print("stopping", flush=True)
         return 0
     except (AsyncApiKafkaError, OSError, ValueError) as e:

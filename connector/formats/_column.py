@@ -99,7 +99,8 @@ def decode_column(values: pa.Array | pa.ChunkedArray, *, framing: Framing,
     lookup : callable, optional
         ``SchemaKey -> registry.Schema`` for the decoder (see :meth:`Decoder.decode`).
     headers : pa.ListArray, optional
-        Kafka headers, for the ``header-*`` framings.
+        Kafka headers, for the ``header-*`` framings and for routing records of several
+        message types that carry no schema id (``MultiDecoder``: ``__TypeId__``, ``ce_type``...).
     limits : wireformat.Limits
     protobuf_indexes : bool
         Parse Confluent's Protobuf message indexes after the id.
@@ -140,7 +141,7 @@ def decode_column(values: pa.Array | pa.ChunkedArray, *, framing: Framing,
                               topics=topics, keys=keys, headers=headers)
         out, errors, rescued = result.values, result.errors, result.rescued
     elif decoder is not None:
-        result = decoder.decode(parsed, lookup if lookup is not None else _no_registry)
+        result = decoder.decode(parsed, lookup if lookup is not None else _no_registry, headers=headers)
         out, errors, rescued = result.values, result.errors, result.rescued
     else:
         out, errors = parsed.payload, error_messages(parsed.error)

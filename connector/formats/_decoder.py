@@ -131,7 +131,8 @@ class Decoder(SchemaBound):
         st = self._state()
         d = st.evolved.get(key)
         if d is None:
-            message = self.writer_name(writer, path) if self.fmt == "protobuf" else None
+            # records that name their type by a message-index path: the writer's own message
+            message = self.writer_name(writer, path) if payload_format(self.fmt).indexed_messages else None
             d = Decoder(self.fmt, writer.text, refs_of(writer), message,
                         dataclasses.replace(self.options, evolution=EvolutionMode.NONE))
             with st.lock:
@@ -163,7 +164,10 @@ class Decoder(SchemaBound):
         return rescue_json(vals, reader.arrow_type, dict(reader.aliases))
 
     # -- whole batch --------------------------------------------------------------------
-    def decode(self, parsed, lookup: Callable[[Any], Any]) -> DecodeResult:
+    #: one reader: no row is routed by its headers (see :class:`MultiDecoder`)
+    routes_by_header = False
+
+    def decode(self, parsed, lookup: Callable[[Any], Any], headers: Any = None) -> DecodeResult:
         """Decode every row of ``parsed`` (``wireformat.ParsedFrames``).
 
         Parameters
@@ -173,6 +177,9 @@ class Decoder(SchemaBound):
             ``SchemaKey -> registry.Schema`` (e.g. ``SchemaRegistry.lookup``). Not called for
             rows framed with ``none``. For JSON it only checks the id (known, JSON Schema):
             the reader schema decodes.
+        headers : pa.ListArray, optional
+            The records' Kafka headers; one reader does not route by them (the same call as
+            :meth:`MultiDecoder.decode`).
 
         Returns
         -------

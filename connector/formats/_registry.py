@@ -15,7 +15,7 @@ from connector.formats.core import PayloadFormat
 from connector.formats.json_schema import JSON_SCHEMA
 from connector.formats.protobuf import PROTOBUF
 
-__all__ = ["FORMATS", "payload_format", "schema_format"]
+__all__ = ["FORMATS", "payload_format", "schema_format", "format_of_media_type"]
 
 #: name -> format
 FORMATS: dict[str, PayloadFormat] = {f.name: f for f in (AVRO, PROTOBUF, JSON_SCHEMA)}
@@ -40,3 +40,11 @@ def schema_format(obj: Any, hint: str | None = None) -> str:
     (a registry answer without a type is Avro, as Confluent's API defines it)."""
     raw = getattr(obj, "format", None) or getattr(obj, "schema_type", None) or hint or AVRO.name
     return payload_format(str(getattr(raw, "value", raw))).name
+
+
+def format_of_media_type(schema_format: str | None) -> PayloadFormat | None:
+    """The format an AsyncAPI ``schemaFormat`` names (media type parameters such as ``version``
+    ignored, any case; None, a payload without one, is what JSON Schema accepts as ``""``), or
+    None when no format accepts it."""
+    media = "" if schema_format is None else schema_format.split(";", 1)[0].strip().lower()
+    return next((f for f in FORMATS.values() if f.accepts_media_type(media)), None)

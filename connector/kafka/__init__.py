@@ -5,7 +5,8 @@ Driver: :class:`KafkaOffsetReader` (discovery, offsets), :func:`parse_offsets_op
 :class:`Pushdown` (filters a batch read took over from Spark: topics, partitions, offsets, rows).
 Executors: :func:`read_range` (one offset range to Arrow batches, one consumer per range).
 Sink: :class:`BatchProducer` / :func:`producer_for` (idempotent, every delivery checked),
-:func:`ensure_topics` (``createTopics`` from channel bindings).
+:class:`TaskTransaction` (exactly-once: one transaction per task attempt, fenced, committed with
+its :class:`Marker`), :func:`ensure_topics` (``createTopics`` from channel bindings).
 Local brokers for tests and the demo live in :mod:`connector.testing`.
 """
 from ._conf import (
@@ -50,6 +51,7 @@ from ._ranges import (
     report_data_loss,
     validate_ranges,
 )
+from ._header_rows import concat_header_rows, header_rows, split_header
 from ._produce import (
     DEFAULT_MESSAGE_MAX_BYTES,
     HEADER_TYPE,
@@ -58,6 +60,7 @@ from ._produce import (
     Headers,
     producer_for,
 )
+from ._txn import MARKER_PARTITION, Digest, Marker, Opening, TaskTransaction, transactional_id
 from ._reader import DEFAULT_ISOLATION_LEVEL, MAX_TIMESTAMP, KafkaOffsetReader, apply_timestamp_results
 from ._pushdown import Predicate, Pushdown
 from ._sample import sample_tail
@@ -78,5 +81,7 @@ __all__ = [
     "is_secret_setting", "redact_conf", "warn_insecure_tls", "bootstrap_without_credentials", "drop_document_security",
     "kafka_error", "norm_config",
     "OWNED_PRODUCER_SETTINGS", "BatchProducer", "Headers", "HEADER_TYPE", "producer_for",
+    "header_rows", "concat_header_rows", "split_header",
     "DEFAULT_MESSAGE_MAX_BYTES", "TopicSpec", "TopicReport", "ensure_topics",
+    "TaskTransaction", "Opening", "Marker", "Digest", "MARKER_PARTITION", "transactional_id",
 ]

@@ -4,10 +4,12 @@ Delivery contract (what :meth:`BatchProducer.produce` / :meth:`BatchProducer.fin
 
 * the producer is idempotent (``enable.idempotence=true``, hence ``acks=all``): librdkafka's
   internal retries never duplicate or reorder a partition's records;
-* ``delivery.report.only.error=true``: librdkafka reports only failed records, so the hot loop
-  pays nothing per delivered record; :meth:`BatchProducer.finish` flushes until the queue is
-  empty and raises :class:`~connector.errors.DeliveryError` if any record failed (naming topic,
-  partition and the broker's error) or a fatal producer error was seen;
+* every record's delivery report is counted (:mod:`connector.kafka._delivery`, a compiled loop
+  over each event's reports): :meth:`BatchProducer.finish` flushes until the queue is empty and
+  raises :class:`~connector.errors.DeliveryError` if any record failed (naming topic, partition
+  and the broker's error), a fatal producer error was seen, or a record got no report at all.
+  A record acknowledged *without* an offset (librdkafka's implicit acknowledgement, which a
+  broker that skips sequence checks turns into a silent loss) is sent again;
 * a record larger than ``message.max.bytes`` is refused before anything of its batch is queued.
 
 A task that fails after some of its records were delivered is retried by Spark and writes them
@@ -57,9 +59,9 @@ OWNED_PRODUCER_SETTINGS: Mapping[str, str] = {
                           "duplicate or reorder records",
     "acks": "the sink always waits for every in-sync replica (acks=all, required by idempotence)",
     "request.required.acks": "the sink always waits for every in-sync replica (acks=all)",
-    "delivery.report.only.error": "the sink checks delivery reports itself",
-    "transactional.id": "transactions are not supported: the sink is at-least-once, as Spark's "
-                        "Kafka sink",
+    "delivery.report.only.error": "the sink counts every record's delivery report",
+    "transactional.id": "set by the sink for each task with deliveryGuarantee=exactly-once "
+                        "(transactionalIdPrefix names them)",
     "key.serializer": "keys are written from the 'key' column (bytes, string, or encoded with "
                       "the document's key schema)",
     "value.serializer": "values are encoded and framed by the sink from the document's schema",
@@ -68,7 +70,7 @@ OWNED_PRODUCER_SETTINGS: Mapping[str, str] = {
                  "the 'asyncapi_kafka' logger",
 }
 
-_OWNED_VALUES = {"enable.idempotence": True, "acks": "all", "delivery.report.only.error": True,
+_OWNED_VALUES = {"enable.idempotence": True, "acks": "all", "delivery.report.only.error": False,
                  "log.queue": True}
 
 #: The ``headers`` column's type: one list of (name, value) per record.
@@ -79,9 +81,13 @@ _RECORD_OVERHEAD = 100
 
 # librdkafka constants (rd_kafka.h)
 _EV_DR, _EV_LOG, _EV_ERROR = 0x1, 0x4, 0x8
-_ERR_FATAL, _ERR_MSG_TIMED_OUT = -150, -192
+_ERR_FATAL, _ERR_QUEUE_FULL = -150, -184
+# rd_kafka_vu_t types and a record's flags (rd_kafka.h), for records sent again one by one
+_VT_RKT, _VT_PARTITION, _VT_VALUE, _VT_KEY, _VT_OPAQUE, _VT_MSGFLAGS, _VT_TIMESTAMP, _VT_HEADER = 2, 3, 4, 5, 6, 7, 8, 9
+_MSG_F_COPY = 2
+VU_WORDS_RESEND = 9  # int64 words per rd_kafka_vu_t (as _produce_kernel.VU_WORDS)
 _PURGE_QUEUE, _PURGE_INFLIGHT, _PURGE_NON_BLOCKING = 0x1, 0x2, 0x4
-_FLUSH_SLICE_MS = 100   # finish() serves failure reports at least this often
+_FLUSH_SLICE_MS = 100   # finish() looks at the queue at least this often
 _ROOM_WAIT_MS = 10      # queue full: wait this long for an event before trying again
 _BATCH_WINDOW = 10_000  # records per rd_kafka_produce_batch call
 
@@ -160,8 +166,9 @@ class BatchProducer:
     Not thread-safe: a Python worker runs one task at a time.
     """
 
-    def __init__(self, conf: Mapping[str, object]):
+    def __init__(self, conf: Mapping[str, object], *, resend_unconfirmed: bool = True):
         from connector.kafka import _librdkafka as rdk
+        from connector.kafka._delivery import Deliveries
 
         full = dict(conf)
         full.update(_OWNED_VALUES)
@@ -175,8 +182,7 @@ class BatchProducer:
         self._msgs = np.zeros(0, np.int64)  # rd_kafka_message_t scratch of produce_batch_rows
         self._failed = np.zeros(0, np.int64)
         self.max_bytes = int(str(conf.get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES))
-        self.failures: list[tuple[str, int | None, str]] = []
-        self.failed_count = 0
+        self.reports = Deliveries(lib, resend_unconfirmed)
         self.fatal: str | None = None
         self.broken = False
 
@@ -190,7 +196,7 @@ class BatchProducer:
             try:
                 kind = lib.event_type(ev)
                 if kind == _EV_DR:
-                    self._on_delivery(ev)
+                    self.reports.on_event(ev)
                 elif kind == _EV_ERROR:
                     self._on_error(ev)
                 elif kind == _EV_LOG:
@@ -198,26 +204,6 @@ class BatchProducer:
             finally:
                 lib.event_destroy(ev)
             ev = lib.queue_poll(self._q, 0)
-
-    def _on_delivery(self, ev: int) -> None:
-        # Only failures arrive here (delivery.report.only.error): keep a few, count all.
-        from connector.kafka._librdkafka import MSG, err_text
-
-        lib = self._lib
-        m = lib.event_message_next(ev)
-        while m:
-            err = ctypes.c_int32.from_address(m + MSG.err).value
-            if err:
-                self.failed_count += 1
-                if len(self.failures) < 10:
-                    rkt = ctypes.c_void_p.from_address(m + MSG.rkt).value
-                    topic = (lib.topic_name(rkt) or b"?").decode("utf-8", "replace") if rkt else "?"
-                    part = ctypes.c_int32.from_address(m + MSG.partition).value
-                    text = err_text(err)
-                    if err == _ERR_MSG_TIMED_OUT:
-                        text += " (not delivered within delivery.timeout.ms, retries included)"
-                    self.failures.append((topic, part if part >= 0 else None, text))
-            m = lib.event_message_next(ev)
 
     def _on_error(self, ev: int) -> None:
         text = (self._lib.event_error_string(ev) or b"").decode("utf-8", "replace")
@@ -240,18 +226,29 @@ class BatchProducer:
     # -- the contract --------------------------------------------------------------------------
 
     def reset(self) -> None:
-        self.failures, self.failed_count, self.fatal = [], 0, None
+        self.reports.reset()
+        self.fatal = None
+
+    @property
+    def failures(self) -> list[tuple[str, int | None, str]]:
+        return self.reports.failures
+
+    @property
+    def failed_count(self) -> int:
+        return self.reports.failed_count
 
     def check(self) -> None:
         """Raise :class:`DeliveryError` if any record failed so far (called between batches)."""
-        if self.failed_count or self.fatal:
+        if self.reports.failed_count or self.fatal:
             self.broken = True
-            where = _describe_failures(self.failures)
+            where = _describe_failures(self.reports.failures)
             fatal = f"fatal producer error: {self.fatal}. " if self.fatal else ""
+            then = ("The task fails so that Spark retries it (records already delivered are written again: "
+                    "at-least-once)" if self.reports.resend else "The transaction is aborted and the task fails so "
+                    "that Spark retries it: nothing of it is visible to read_committed readers")
             raise DeliveryError(
-                f"{fatal}{self.failed_count} record(s) were not delivered ({where or 'no detail'}). "
-                "The task fails so that Spark retries it (records already delivered are written "
-                "again: at-least-once)", failures=tuple(self.failures))
+                f"{fatal}{self.reports.failed_count} record(s) were not delivered ({where or 'no detail'}). {then}",
+                failures=tuple(self.reports.failures))
 
     def check_sizes(self, topic_of, values: pa.Array, keys: pa.Array | None,
                     header_bytes: pa.Array | int | None) -> None:
@@ -309,7 +306,9 @@ class BatchProducer:
         if len(rkts) == 1 and (headers is None or (headers.rows is None and not headers.common)):
             self._produce_batch(int(rkts[0]), n, parts, vbits, voff_bit, voff, vdata, kbits, koff_bit, koff,
                                 kdata, topic_of)
+            self.reports.queued += n
             self._serve(0)
+            self._resend()
             self.check()
             return n
         hrow, hname, hval, hlen, lo, hi, most, keep = _header_entries(headers)
@@ -339,9 +338,54 @@ class BatchProducer:
             raise DeliveryError(f"producing record {row} to topic {topic_of(row)!r} partition {part} "
                                 f"failed: {self._code_text(code)}")
         del keep
+        self.reports.queued += n
         self._serve(0)
+        self._resend()
         self.check()
         return n
+
+    def _resend(self) -> None:
+        """Queue again the records acknowledged without an offset (see
+        :mod:`connector.kafka._delivery`), each with its topic, partition, key, headers and
+        timestamp, and its attempt count in its opaque."""
+        pending = self.reports.take_pending()
+        if not pending:
+            return
+        from connector.kafka._delivery import ATTEMPT_SHIFT
+
+        log.warning("kafka producer: %d record(s) were acknowledged without an offset (an implicit "
+                    "acknowledgement after a retried request); sending them again", len(pending))
+        lib = self._lib
+        for rec in pending:
+            keep = [rec.value, rec.key] + [b for _, b in rec.headers]
+            names = [ctypes.create_string_buffer(k.encode()) for k, _ in rec.headers]
+            vus = np.zeros(VU_WORDS_RESEND * (7 + len(rec.headers)), np.int64)
+            k = 0
+            for vtype, w1, w2, w3 in (
+                    (_VT_RKT, self._topic(rec.topic), 0, 0), (_VT_PARTITION, rec.partition, 0, 0),
+                    (_VT_VALUE, _addr(rec.value), len(rec.value or b""), 0),
+                    (_VT_KEY, _addr(rec.key), len(rec.key or b""), 0),
+                    (_VT_MSGFLAGS, _MSG_F_COPY, 0, 0), (_VT_TIMESTAMP, rec.timestamp, 0, 0),
+                    (_VT_OPAQUE, (rec.opaque & ((1 << ATTEMPT_SHIFT) - 1)) | ((rec.attempt + 1) << ATTEMPT_SHIFT),
+                     0, 0),
+                    *((_VT_HEADER, ctypes.addressof(nm), _addr(v), len(v) if v is not None else 0)
+                      for nm, (_, v) in zip(names, rec.headers))):
+                vus[k * VU_WORDS_RESEND:k * VU_WORDS_RESEND + 4] = (vtype, w1, w2, w3)
+                k += 1
+            while True:
+                err = lib.produceva(self._rk, vus.ctypes.data, k)
+                if not err:
+                    break
+                code = lib.error_code(err)
+                lib.error_destroy(err)
+                if code != _ERR_QUEUE_FULL:
+                    self.broken = True
+                    raise DeliveryError(f"sending again a record of topic {rec.topic!r} partition {rec.partition} "
+                                        f"failed: {self._code_text(code)}")
+                self._serve(_ROOM_WAIT_MS)
+            del keep, names
+            self.reports.queued += 1
+            self.reports.resent += 1
 
     def _produce_batch(self, rkt: int, n: int, parts, vbits, voff_bit, voff, vdata, kbits, koff_bit, koff,
                        kdata, topic_of) -> None:
@@ -417,6 +461,20 @@ class BatchProducer:
             self._topics[name] = rkt
         return rkt
 
+    def know(self, topic: str, timeout_s: float) -> None:
+        """Ask ``topic``'s metadata now (blocking). A transactional producer needs it before its
+        first ``rd_kafka_produce_batch``: without it librdkafka queues the records on the
+        unassigned partition and registers *that* (-1) with the transaction, which the
+        coordinator refuses forever (``UNKNOWN_TOPIC_OR_PART``), so nothing is sent until the
+        records time out."""
+        self._alive()
+        md = ctypes.c_void_p()
+        err = self._lib.metadata(self._rk, 0, self._topic(topic), ctypes.byref(md), max(int(timeout_s * 1000), 1))
+        if md.value:
+            self._lib.metadata_destroy(md)
+        if err:
+            raise DeliveryError(f"no metadata for topic {topic!r} within {timeout_s:g}s: {self._code_text(err)}")
+
     def queued(self) -> int:
         """Records (and events) librdkafka still holds: queued, in flight or unreported."""
         self._alive()
@@ -431,16 +489,32 @@ class BatchProducer:
         """
         self._alive()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        wait = 0
         while True:
-            self._lib.flush(self._rk, _FLUSH_SLICE_MS)  # ends as soon as nothing is left to send
-            self._serve(0)
+            self._serve(wait)  # returns at the first report, after serving all that wait
+            self._resend()
             self.check()
             left = self.queued()
             if left == 0:
+                self._check_accounted()
                 return
+            # rd_kafka_flush(0) only makes the broker threads send now, whatever linger.ms says: a
+            # blocking flush would wait for the delivery-report events this loop has to serve (in
+            # event mode librdkafka counts a record until its report is destroyed)
+            self._lib.flush(self._rk, 0)
+            wait = _FLUSH_SLICE_MS
             if deadline is not None and time.monotonic() > deadline:
                 self.broken = True
                 raise DeliveryError(f"{left} record(s) still undelivered after {timeout_s:g}s")
+
+    def _check_accounted(self) -> None:
+        """Every record queued got exactly one report (librdkafka holds nothing more)."""
+        r = self.reports
+        if r.reported != r.queued:
+            self.broken = True
+            raise DeliveryError(f"{r.queued} record(s) were queued but {r.reported} delivery report(s) came "
+                                f"({r.acked} acknowledged, {r.failed_count} failed, {r.unconfirmed} without an "
+                                "offset): the producer cannot vouch for the others")
 
     def abandon(self) -> None:
         """Drop what is still queued (after a failure) so it is not sent after the task failed."""
@@ -457,6 +531,16 @@ class BatchProducer:
         """Destroy the librdkafka handle (what is still queued or in flight is purged)."""
         self.broken = True
         self._finalizer()
+
+
+def _addr(b: bytes | None) -> int:
+    """Address of ``b``'s bytes (0 for None; a valid address for empty bytes); ``b`` must be
+    kept alive while the address is used."""
+    if b is None:
+        return 0
+    if not b:
+        return _ONE_BYTE.ctypes.data
+    return ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p).value or 0
 
 
 def _destroy(lib, rk: int, q: int, topics: dict[str, int], pid: int) -> None:

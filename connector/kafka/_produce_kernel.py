@@ -19,10 +19,11 @@ import numpy as np
 from numba import types
 
 from connector.formats.core import njit
-from connector.formats.core.kernels import voidptr
+from connector.formats.core.kernels import load_i32, load_i64, voidptr
 from connector.kafka._librdkafka import extern
 
-__all__ = ["produce_rows", "produce_batch_rows", "VU_WORDS", "FIXED_VUS", "MSG_WORDS", "ERR_QUEUE_FULL"]
+__all__ = ["produce_rows", "produce_batch_rows", "scan_reports", "VU_WORDS", "FIXED_VUS", "MSG_WORDS",
+           "ERR_QUEUE_FULL"]
 
 #: int64 words per ``rd_kafka_vu_t``.
 VU_WORDS = 9
@@ -189,6 +190,26 @@ def produce_batch_rows(rkt, start, n, rows, parts, vbits, vbit_off, voff, vdata,
             return j0 + m, code, k, bad
         j0 += m
     return n, 0, 0, -1
+
+
+_MSG_OFFSET = 56  # rd_kafka_message_t.offset (``MSG.offset`` in ``_librdkafka``)
+
+
+@njit(nogil=True)
+def scan_reports(ptrs, n, odd):
+    """Sort the ``n`` delivery reports at ``ptrs`` (``rd_kafka_message_t`` addresses): returns
+    how many were acknowledged with an offset; the indices of the others (failed: ``err`` set;
+    or acknowledged without an offset) go to ``odd``, whose used length is ``n`` minus that."""
+    ok = 0
+    k = 0
+    for i in range(n):
+        a = ptrs[i]
+        if load_i32(a) == 0 and load_i64(a + _MSG_OFFSET) >= 0:
+            ok += 1
+        else:
+            odd[k] = i
+            k += 1
+    return ok
 
 
 @njit(nogil=True)

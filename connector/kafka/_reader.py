@@ -40,6 +40,10 @@ class _Retry(Exception):
 class _Stop(_Retry):
     """One attempt of a look-up failed with an error no retry can fix (internal)."""
 
+#: An attempt that lasted this share of its time budget waited it out (it counts as one of
+#: ``fetchOffset.numRetries``); one that failed sooner was refused at once and does not.
+_WAITED = 0.9
+
 #: Default isolation level: only committed transactional records are read (and the "latest"
 #: offset is the last stable offset, since ListOffsets honours the consumer's isolation level).
 DEFAULT_ISOLATION_LEVEL = "read_committed"
@@ -184,17 +188,24 @@ class KafkaOffsetReader:
         """Run ``attempt(timeout_s)`` until it returns, retrying transient errors.
 
         Between tries the metadata of ``topics()`` is refreshed (a moved leader is learnt from
-        it) and the reader waits ``retry_interval_s``. At most ``1 + num_retries`` attempts,
-        all within ``timeout_s`` of the first one (Spark's ``fetchOffset.*`` options); each
-        attempt gets its share of the time left (:meth:`_attempt_timeout`).
+        it) and the reader waits ``retry_interval_s``. Everything happens within ``timeout_s``
+        of the first attempt (``fetchOffset.timeoutMs``). ``num_retries`` keeps Spark's meaning:
+        it bounds the attempts that *waited out their time* and still failed (each of Spark's
+        attempts blocks up to the consumer's timeout, so an outage shorter than that fits in
+        one). An attempt librdkafka fails at once (a refused connection to a leader that is
+        down, a stale leader) does not count: the look-up keeps trying until the broker is back
+        or the time is up, so a 10 s outage is ridden out wherever in it the look-up starts.
+        Each attempt gets its share of the time left (:meth:`_attempt_timeout`).
         """
         began = time.monotonic()
         deadline = began + self.timeout_s
-        tries = 0
+        tries = waited = 0
         while True:
             tries += 1
+            budget = self._attempt_timeout(deadline, waited + 1)
+            started = time.monotonic()
             try:
-                return attempt(self._attempt_timeout(deadline, tries))
+                return attempt(budget)
             except KafkaException as e:
                 err = e.args[0] if e.args else e
                 if not (isinstance(err, KafkaError) and is_transient(err)):
@@ -206,15 +217,17 @@ class KafkaOffsetReader:
             except _Retry as r:
                 last, where = r.err, r.where
             now = time.monotonic()
-            if tries > self.num_retries:
+            if now - started >= _WAITED * budget:
+                waited += 1
+            if waited > self.num_retries:
                 raise self._fail(what, last, tries=tries, began=began, where=where,
-                                 why="still failing with retriable errors")
+                                 why=f"still failing with retriable errors ({waited} attempts timed out)")
             if now + self.retry_interval_s >= deadline:
                 raise self._fail(what, last, tries=tries, began=began, where=where,
                                  why="out of time (fetchOffset.timeoutMs)")
-            _log.info("%s: %s%s (attempt %d of %d); refreshing metadata and retrying in %gs", what,
-                      last.str(), f" on {where}" if where else "", tries, self.num_retries + 1,
-                      self.retry_interval_s)
+            _log.info("%s: %s%s (attempt %d, %d of %d allowed timed out); refreshing metadata and retrying "
+                      "in %gs", what, last.str(), f" on {where}" if where else "", tries, waited,
+                      self.num_retries + 1, self.retry_interval_s)
             time.sleep(self.retry_interval_s)
             self._refresh(topics(), deadline)
 

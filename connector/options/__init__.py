@@ -3,7 +3,7 @@
 :data:`OPTIONS` is the table (name, parser, batch/stream/write scope, secret, default, doc);
 :func:`parse_options` types a job's options with it at ``load()``, offset specs included;
 :func:`registry_config_for` builds the registry configuration from the options and the
-document; the README's option tables are generated from the table.
+document; the docs' option tables are generated from the table (:func:`expand_option_tables`).
 
 Examples
 --------
@@ -12,7 +12,7 @@ Examples
 >>> opts.starting.values
 (('orders', 0, 5),)
 """
-from connector.options._markdown import markdown_tables
+from connector.options._markdown import expand_option_tables, markdown_tables
 from connector.options._parse import (
     Secrets,
     SourceOptions,
@@ -22,7 +22,7 @@ from connector.options._parse import (
     parse_options,
 )
 from connector.options._registry import registry_config_for
-from connector.options._table import OPTIONS, WRITE, Option, ValueShape, lookup
+from connector.options._table import AT_LEAST_ONCE, EXACTLY_ONCE, OPTIONS, WRITE, Option, ValueShape, lookup
 
 #: name -> (default shown in docs, meaning), lowercase names (the table, as a dict).
 OPTION_DOCS: dict[str, tuple[str, str]] = {
@@ -34,4 +34,4 @@ WRITE_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope == frozenset({W
 
 __all__ = ["is_secret_rule_option", "Option", "OPTIONS", "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS", "ValueShape",
            "SourceOptions", "Secrets", "parse_options", "parse_any", "is_secret_option",
-           "registry_config_for", "markdown_tables", "lookup"]
+           "registry_config_for", "markdown_tables", "expand_option_tables", "lookup", "AT_LEAST_ONCE", "EXACTLY_ONCE"]

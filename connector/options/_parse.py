@@ -108,6 +108,7 @@ class SourceOptions:
     value_shape: ValueShape = default_of("value_shape")
     enum_repr: EnumRepr = default_of("enum_repr")
     recursion_depth: int = default_of("recursion_depth")
+    json_validation: bool = default_of("json_validation")
     schema_subject: str | None = None
     schema_version: str = default_of("schema_version")
     schema_id: int | None = None
@@ -130,6 +131,9 @@ class SourceOptions:
     use_schema_id: str | None = None
     normalize_schemas: bool = default_of("normalize_schemas")
     glue_compression: str | None = default_of("glue_compression")
+    delivery_guarantee: str = default_of("delivery_guarantee")
+    transactional_id_prefix: str = default_of("transactional_id_prefix")
+    write_id: str | None = None
     given: tuple[str, ...] = ()                      # table keys of the options set (names only)
     secrets: Secrets = dataclasses.field(default_factory=Secrets)
 

@@ -3,8 +3,8 @@
 Each :class:`Option` names its documented spelling, the parser that types its value, the kinds
 of job that accept it (batch read, stream read, write), whether it holds a secret, the default
 shown in the docs and its meaning. :func:`connector.options.parse_options` is a loop over this
-table; the README's option tables are generated from it (``python -m connector.options
---markdown``) and a unit test keeps them in sync.
+table; the docs' option tables are generated from it when the site is built
+(``docs/options.md``; ``python -m connector.options --markdown`` prints them).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from connector.formats.core import OptionEnum
 from connector.kafka import OffsetSpec, parse_offsets_option
 
 __all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "ValueShape", "lookup",
-           "default_of", "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END"]
+           "default_of", "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END", "AT_LEAST_ONCE", "EXACTLY_ONCE"]
 
 BATCH, STREAM, WRITE = "batch", "stream", "write"
 READ = frozenset({BATCH, STREAM})
@@ -64,7 +64,7 @@ class Option:
     shown : str or None
         What the docs say instead, for a default that is not one value ("from the document").
     doc : str
-        The meaning, as the README shows it.
+        The meaning, as the docs show it.
     hidden : bool
         Accepted but not documented (Spark's own ``checkpointLocation`` on stream writes).
     """
@@ -223,6 +223,8 @@ def offsets(is_ending: bool) -> Parser:
 
 
 _STRATEGY = {"error": "error", "latest": "latest"}
+AT_LEAST_ONCE, EXACTLY_ONCE = "at-least-once", "exactly-once"
+_GUARANTEE = {AT_LEAST_ONCE: AT_LEAST_ONCE, EXACTLY_ONCE: EXACTLY_ONCE}
 _COMPRESSION = {"none": "none", "zlib": "zlib"}
 
 
@@ -242,7 +244,7 @@ def _reg(o: RegistryOption) -> Option:
     return Option(o.name, raw, ALL, "registry", secret=o.secret, default=o.default or "", doc=o.doc, shown=o.shown)
 
 
-#: Every option, in the README's order.
+#: Every option, in the docs' order.
 OPTIONS: tuple[Option, ...] = (
     _o("asyncapi", text, ALL, "asyncapi", "", shown="(required)", doc=
        "AsyncAPI document: a file path, or the YAML/JSON text itself."),
@@ -306,10 +308,12 @@ OPTIONS: tuple[Option, ...] = (
        "How long an executor reads on without progress (no new record) before the task fails; transient broker "
        "errors are ridden out meanwhile."),
     _o("fetchOffset.timeoutMs", integer(1), ALL, "fetch_timeout_ms", "30000",
-       "Driver timeout for metadata and offset look-ups, retries included."),
+       "Driver timeout for metadata and offset look-ups, retries included: a leader unavailable for less than "
+       "this is waited out."),
     _o("fetchOffset.numRetries", integer(0), READ, "fetch_num_retries", "3",
-       "Retries of a driver look-up that failed with a transient error (leader moved, broker restarting, "
-       "request timed out), metadata refreshed before each."),
+       "Retries of a driver look-up whose attempt waited out its time and failed with a transient error (Spark's "
+       "meaning); attempts refused at once (a leader down, a stale leader) do not count. Metadata is refreshed "
+       "before each retry."),
     _o("fetchOffset.retryIntervalMs", integer(0), READ, "fetch_retry_interval_ms", "1000",
        "Wait before each retry of a driver look-up."),
     _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
@@ -326,6 +330,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("enumsAsInts", enum_repr, READ, "enum_repr", "false", "Protobuf enums as their numbers instead of names."),
     _o("recursionDepth", integer(0), READ, "recursion_depth", "0",
        "Cut recursive schemas at this depth (0 refuses them)."),
+    _o("jsonSchemaValidation", boolean, READ, "json_validation", "true",
+       "JSON payloads: a record its JSON Schema refuses (python-jsonschema's verdict; `format` is not asserted) "
+       "is a malformed record (see `mode`). `false` gives that check up: every record the Arrow type can hold is "
+       "read, valid or not."),
     _o("schemaEvolutionMode", enum_of(EvolutionMode), READ, "evolution_mode", "none",
        "Fields a writer has and the reader lacks: `none` (dropped), `rescue` (JSON in `_rescued_data`) or "
        "`failOnNewFields` (the query stops, naming the writer schema id)."),
@@ -377,8 +385,23 @@ OPTIONS: tuple[Option, ...] = (
     _o("normalize.schemas", boolean, _WRITE, "normalize_schemas", "false",
        "Ask the registry to normalize the schema when registering."),
     _o("glue.compression", _compression, _WRITE, "glue_compression", "none", "none or zlib, for the glue framing."),
+    _o("deliveryGuarantee", choice(_GUARANTEE), _WRITE, "delivery_guarantee", AT_LEAST_ONCE,
+       "`at-least-once` (a retried task or a replayed micro-batch may write records again) or `exactly-once`: each "
+       "task writes in one Kafka transaction, fenced per (query, partition) and committed with a marker of its "
+       "(batch, partition), so a retry or replay writes nothing twice for readers with `isolation.level="
+       "read_committed` (see docs/exactly-once.md). Needs one topic (not per-row topics)."),
+    _o("transactionalIdPrefix", text, _WRITE, "transactional_id_prefix", "asyncapi-kafka",
+       "Exactly-once: transactional ids are `<prefix>-<query id>-<partition>` (streams: the checkpoint's query id) "
+       "or `<prefix>-<writeId>-<partition>` (batch writes); the same names the consumer groups holding the "
+       "markers. Needs the Kafka ACLs for them."),
+    _o("writeId", text, _WRITE, "write_id", "",
+       "Exactly-once batch writes (required there): the identity of this write. Running it again with the same "
+       "writeId writes only the DataFrame partitions that did not commit; a new write needs a new writeId."),
     # Spark hands a stream writer its own checkpointLocation among the options.
     _o("checkpointLocation", raw, _WRITE, None, "", "", hidden=True),
+    # Spark Declarative Pipelines hand a sink's writer its flow's query name among the options
+    # (docs/pipelines.md).
+    _o("queryName", raw, _WRITE, None, "", "", hidden=True),
 )
 
 _BY_KEY = {o.key: o for o in OPTIONS if o.prefix is None}

@@ -80,7 +80,8 @@ class Pipeline:
     key_rules: Any = None
 
     def needs_headers(self) -> bool:
-        return self.include_headers or self.framing.in_header or self.key_framing.in_header
+        return (self.include_headers or self.framing.in_header or self.key_framing.in_header
+                or bool(getattr(self.value_decoder, "routes_by_header", False)))
 
     def process(self, raw: pa.RecordBatch, lookup: Callable[[Any], Any]) -> pa.RecordBatch | None:
         """Turn one raw batch into an output batch, applying the error mode.

@@ -27,7 +27,13 @@ from connector.schema._readers import (
 )
 from connector.schema._request import InlineSchema, Registration, SchemaRequest
 from connector.schema._subjects import record_name, strategy_for, subject_for
-from connector.schema._writers import WriterSchema, document_value_schema, key_writer, value_writer
+from connector.schema._writers import (
+    WriterSchema,
+    document_value_schema,
+    key_writer,
+    message_writers,
+    value_writer,
+)
 from connector.schema import rules
 
 __all__ = [
@@ -35,7 +41,7 @@ __all__ = [
     # reads
     "reader_schemas", "value_decoder", "value_reading", "ValueReading", "key_reading", "KeyReading", "decoder_for", "is_string_schema", "Sample",
     # writes
-    "value_writer", "key_writer", "WriterSchema", "document_value_schema",
+    "value_writer", "key_writer", "WriterSchema", "document_value_schema", "message_writers",
     # subjects
     "subject_for", "record_name", "strategy_for",
     # data contracts (the rules applied on read and write)

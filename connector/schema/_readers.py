@@ -37,6 +37,7 @@ from wireformat import Framing, parse_frames
 from connector.errors import ConfigError, SchemaMappingError
 from connector.formats import (
     Decoder,
+    KeptMessageDecoder,
     MultiDecoder,
     build_decoder,
     build_multi_decoder,
@@ -44,7 +45,6 @@ from connector.formats import (
     refs_of,
     schema_format,
 )
-from connector.formats.protobuf import compile_proto
 from connector.schema._contracts import log_disabled, read_rules
 from connector.schema._request import SchemaRequest
 from connector.schema._subjects import strategy_for, subject_for
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from connector.asyncapi import ReadPlan
 
 __all__ = ["reader_schemas", "value_decoder", "value_reading", "ValueReading", "key_reading", "KeyReading",
-           "is_string_schema", "Sample", "decoder_for"]
+           "is_string_schema", "Sample", "decoder_for", "check_routable"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -152,11 +152,18 @@ def value_reading(request: SchemaRequest, *, plan: ReadPlan | None, registry: Re
         # the document names none
         decoder = build_multi_decoder({str(k): v for k, v in readers.items()}, options=options,
                                       messages={str(k): _message(v, request, framing, sample, several=True)
-                                                for k, v in readers.items()})
+                                                for k, v in readers.items()},
+                                      routing=plan.routing if plan is not None else None)
+        check_routable(decoder, plan, framing)
     elif readers:
-        (reader,) = readers.values()
+        ((name, reader),) = readers.items()
         decoder = build_decoder(reader, options=options, fmt=request.fmt,
                                 message=_message(reader, request, framing, sample))
+        routing = plan.routing if plan is not None else None
+        if framing is Framing.NONE and routing is not None and routing.documented and name in routing.messages \
+                and len(routing.messages) > 1:
+            # one message of several (option 'message'): records another one's type header names are not it
+            decoder = KeptMessageDecoder.of(decoder, str(name), routing)
     else:
         if plan is not None:
             log.warning("channel %s: no schema in the document or the registry; 'value' stays binary", plan.channel)
@@ -171,6 +178,33 @@ def value_reading(request: SchemaRequest, *, plan: ReadPlan | None, registry: Re
                        reader_conf=conf, subject=subject, strategy=strategy_for(request, plan),
                        message=getattr(decoder, "message", None))
     return ValueReading(decoder, rules)
+
+
+def check_routable(decoder: MultiDecoder, plan: ReadPlan | None, framing: Framing) -> None:
+    """Records of several types with no schema id (framing ``none``) are told apart by a type
+    header, else by trying each schema; a binary payload cannot be tried, so such a channel
+    must name a header whose values tell every message apart (refused here, at ``load()``)."""
+    if framing is not Framing.NONE or plan is None:
+        return
+    routing = decoder.routing
+    if decoder.can_try:
+        how = (f"by the header {', '.join(h.name for h in routing.documented)} (else by validation)"
+               if routing is not None and routing.documented else "by validation against each message's schema")
+        log.info("channel %s: records carry no schema id; each is routed to its message %s", plan.channel, how)
+        return
+    lost = routing.unidentified() if routing is not None else list(decoder.decoders)
+    lost = [m for m in lost if m in decoder.decoders]
+    if lost:
+        from connector.errors import AsyncApiDocumentError
+
+        path = routing.path_of(lost[0]) if routing is not None else ""
+        raise AsyncApiDocumentError(
+            f"channel {plan.channel!r} carries {len(decoder.decoders)} {decoder.fmt} messages and its records carry no "
+            f"schema id (framing none), so each record's type must come from a Kafka header, and no header the "
+            f"document names tells {lost} apart: a {decoder.fmt} payload cannot be told apart by trying the schemas. "
+            "Fix the document: give each message's headers schema a type header with its own value (e.g. "
+            "__TypeId__ or ce_type with const), or use a registry framing (wireFormat), or read or write one "
+            "message with the option 'message'", path=f"{path}.headers" if path else f"channels.{plan.channel}")
 
 
 def _strategy_is_topical(request: SchemaRequest, plan: ReadPlan | None) -> bool:
@@ -242,6 +276,8 @@ def _message(schema: Any, request: SchemaRequest, framing: Framing, sample: Samp
         return documented
     if request.message or documented:
         return request.message or documented
+    from connector.formats.protobuf import compile_proto
+
     compiled = compile_proto(schema.text, refs_of(schema))
     names = compiled.message_names()
     if len(names) <= 1:

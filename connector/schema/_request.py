@@ -86,7 +86,7 @@ class SchemaRequest:
         With ``Registration.SCHEMA_ID``: the id (or GUID / Glue version UUID).
     normalize : bool
         Ask the registry to normalize a schema it registers.
-    evolution, enum_repr, recursion_depth, limits :
+    evolution, enum_repr, recursion_depth, limits, validate_json :
         How payloads decode (:class:`connector.formats.DecodeOptions`).
     fmt : str or None
         The payload format when neither the inline schema nor the registry says it.
@@ -110,6 +110,7 @@ class SchemaRequest:
     enum_repr: EnumRepr = EnumRepr.STRING
     recursion_depth: int = 0
     limits: Limits = DEFAULT_LIMITS
+    validate_json: bool = True
     fmt: str | None = None
     contract: ContractSettings = ContractSettings()
     use_latest_with_metadata: tuple[tuple[str, str], ...] = ()
@@ -130,6 +131,7 @@ class SchemaRequest:
                    message=opts.schema_message, subject_strategy=opts.subject_strategy,
                    registration=registration, use_schema_id=opts.use_schema_id, normalize=opts.normalize_schemas,
                    evolution=opts.evolution_mode, enum_repr=opts.enum_repr, recursion_depth=opts.recursion_depth,
+                   validate_json=opts.json_validation,
                    limits=Limits(max_record_bytes=opts.max_record_bytes,
                                  max_decompressed_bytes=opts.max_decompressed_bytes,
                                  max_collection_items=opts.max_collection_items),
@@ -144,7 +146,7 @@ class SchemaRequest:
 
     def decode_options(self) -> DecodeOptions:
         return DecodeOptions(enum_as=self.enum_repr, max_recursion_depth=self.recursion_depth, limits=self.limits,
-                             evolution=self.evolution)
+                             evolution=self.evolution, validate_json=self.validate_json)
 
     def encode_options(self) -> EncodeOptions:
         return EncodeOptions(max_recursion_depth=self.recursion_depth)

@@ -14,9 +14,10 @@ mode                       schema encoded with / id framed with
 ``auto.register.schemas``  the given schema / the id the registry gives it when registered
                            under the subject (idempotent: an existing identical version is reused;
                            an incompatible one fails here, with the registry's 409)
-(default)                  the given schema / the id of the subject's version equal to it;
-                           not registered is an error (production registries are usually managed
-                           by CI, as confluent-kafka's ``auto.register.schemas=false``)
+(default)                  the given schema / the id of the subject's version the registry finds
+                           equal to it (its look-up, with ``normalize.schemas``); not registered
+                           is an error (production registries are usually managed by CI, as
+                           confluent-kafka's ``auto.register.schemas=false``)
 =========================  =====================================================================
 
 The given schema is the inline one, else the channel's message payload (its key schema for
@@ -37,6 +38,7 @@ from wireformat import Framing
 from connector.errors import ConfigError
 from connector.formats import Encoder, build_encoder, payload_format, schema_format
 from connector.schema._contracts import log_disabled, write_rules
+from connector.schema._readers import check_routable
 from connector.schema._request import Registration, SchemaRequest
 from connector.schema._subjects import strategy_for, subject_for
 
@@ -45,12 +47,9 @@ if TYPE_CHECKING:
 
     from connector.asyncapi import ReadPlan
 
-__all__ = ["WriterSchema", "value_writer", "key_writer", "document_value_schema"]
+__all__ = ["WriterSchema", "value_writer", "key_writer", "document_value_schema", "message_writers"]
 
 log = logging.getLogger("asyncapi_kafka")
-
-_VERSIONS_SCANNED = 50  # default mode: how many recent versions may match the given schema
-
 
 @dataclasses.dataclass(frozen=True)
 class WriterSchema:
@@ -70,6 +69,11 @@ class WriterSchema:
     rules : connector.schema.rules.WriteRules or None
         The data-contract rules of the registered schema framed with (None: it has none, or rules
         are off).
+    headers : tuple of (str, bytes)
+        The type header every record of this message carries (``__TypeId__``, ``ce_type``... as the
+        document names it: :meth:`connector.formats.Routing.header_for`); empty when it names none.
+    message : str or None
+        The channel message written (None: an inline schema).
     """
 
     encoder: Encoder | None
@@ -79,6 +83,8 @@ class WriterSchema:
     subject: str | None = None
     how: str = "document"
     rules: Any = None
+    headers: tuple[tuple[str, bytes], ...] = ()
+    message: str | None = None
 
     def describe(self) -> str:
         where = f" under subject {self.subject!r}" if self.subject else ""
@@ -87,19 +93,63 @@ class WriterSchema:
 
 def document_value_schema(plan: ReadPlan) -> Any:
     """The channel's message payload a write encodes (one message: choose with ``message``)."""
+    spec = _document_message(plan)
+    return spec.payload if spec is not None else None
+
+
+def _document_message(plan: ReadPlan) -> Any:
     specs = [m for m in plan.value_messages if m.payload is not None]
     if len(specs) > 1:
         raise ConfigError(f"channel {plan.channel!r} carries {len(specs)} messages "
-                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message'")
-    return specs[0].payload if specs else None
+                          f"({', '.join(m.name for m in specs)}): choose the one to write with 'message', or "
+                          "give 'value' as a struct with one field per message, as a read gives it (each row "
+                          "sets the field of its message)")
+    return specs[0] if specs else None
 
 
 def value_writer(request: SchemaRequest, *, plan: ReadPlan | None, registry: RegistryConfig | None,
                  framing: Framing, topic: str | None) -> WriterSchema:
-    """The value side of a write (``topic`` None: rows choose their topics)."""
-    given = request.inline if request.inline is not None else (
-        document_value_schema(plan) if plan is not None else None)
-    return _writer(request, plan, registry, framing, given, topic, is_key=False)
+    """The value side of a write (``topic`` None: rows choose their topics): the inline schema, else
+    the channel's one message, with the type header the document names for it."""
+    if request.inline is not None or plan is None:
+        return _writer(request, plan, registry, framing, request.inline, topic, is_key=False)
+    spec = _document_message(plan)
+    writer = _writer(request, plan, registry, framing, spec.payload if spec is not None else None, topic,
+                     is_key=False)
+    return _typed(writer, plan, spec.name) if spec is not None else writer
+
+
+def message_writers(request: SchemaRequest, *, plan: ReadPlan, registry: RegistryConfig | None, framing: Framing,
+                    topic: str | None) -> dict[str, WriterSchema]:
+    """One writer per message of the channel that has a payload schema (a write whose rows each say
+    their message: ``value`` is ``struct<message1, message2, ...>``, the shape a read gives), each with
+    the type header the document names for it.
+
+    Raises
+    ------
+    AsyncApiDocumentError
+        Records of these messages could not be told apart on read: no schema id (framing ``none``),
+        binary payloads and no header the document names per message.
+    """
+    from connector.formats import build_multi_decoder
+
+    specs = [(m.name, m.payload) for m in plan.value_messages if m.payload is not None]
+    if request.inline is not None or len(specs) < 2:
+        raise ConfigError("a write of several messages needs a channel of several messages with payload schemas "
+                          "(and no inline schema)")
+    # the read's own check: a write must not produce records no read can tell apart
+    check_routable(build_multi_decoder(dict(specs), options=request.decode_options(),
+                                       messages={name: p.message_name for name, p in specs},
+                                       routing=plan.routing), plan, framing)
+    return {name: _typed(_writer(dataclasses.replace(request, message=p.message_name or request.message),
+                                 plan, registry, framing, p, topic, is_key=False), plan, name)
+            for name, p in specs}
+
+
+def _typed(writer: WriterSchema, plan: ReadPlan, message: str) -> WriterSchema:
+    typed = plan.routing.header_for(message) if plan.routing is not None else None
+    headers = ((typed[0], typed[1].encode()),) if typed is not None else ()
+    return dataclasses.replace(writer, headers=headers, message=message)
 
 
 def key_writer(request: SchemaRequest, *, plan: ReadPlan, registry: RegistryConfig | None,
@@ -187,21 +237,23 @@ def _resolve(request: SchemaRequest, plan: ReadPlan | None, registry: RegistryCo
         target = client.get_schema_by_id(int(sid)) if registry.vendor is Vendor.CONFLUENT else None
         return given, wire, subject, "auto.register.schemas", target
 
-    # Default: the given schema must already be registered under the subject.
+    # Default: the given schema must already be registered under the subject. The registry says
+    # whether it is (it may store it reprinted: Karapace reorders Protobuf, registries canonicalize
+    # Avro); the format's canonical form only serves registries with no look-up (file snapshots).
     fmt = payload_format(schema_format(given, request.fmt))
-    want = fmt.canonical(given.text)
-    try:
-        versions = client.list_versions(subject)
-    except SchemaNotFound as e:
-        raise ConfigError(f"subject {subject!r} does not exist in the registry: register the {what} schema, "
-                          "or set 'auto.register.schemas=true'") from e
-    for version in sorted(versions, reverse=True)[:_VERSIONS_SCANNED]:
-        schema = client.get_version(subject, version)
-        if fmt.canonical(schema.text) == want:
-            return given, _wire_id(schema, framing), subject, f"registered version {version}", schema
-    raise ConfigError(f"the {what} schema is not registered under subject {subject!r} (versions "
-                      f"{versions[-5:]} differ): register it, set 'auto.register.schemas=true', or write "
-                      "with 'use.latest.version=true'")
+    found = client.lookup_schema(subject, given, normalize=request.normalize,
+                                 same=lambda stored, text: fmt.canonical(stored) == fmt.canonical(text))
+    if found is None:
+        try:
+            versions = client.list_versions(subject)
+        except SchemaNotFound as e:
+            raise ConfigError(f"subject {subject!r} does not exist in the registry: register the {what} schema, "
+                              "or set 'auto.register.schemas=true'") from e
+        raise ConfigError(f"the {what} schema is not registered under subject {subject!r} (the registry finds "
+                          f"none of its versions {versions[-5:]} equal to it): register it, set "
+                          "'auto.register.schemas=true', or write with 'use.latest.version=true'")
+    registered = client.get_version(subject, found.version) if found.version is not None else found
+    return given, _wire_id(registered, framing), subject, f"registered version {found.version}", registered
 
 
 def _pinned(client: Any, framing: Framing, ident: str) -> tuple[Any, int | str]:

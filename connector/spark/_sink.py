@@ -25,6 +25,7 @@ class _Setup:
 
     def __init__(self, setup) -> None:
         self.channel: str = setup.plan.channel
+        self.exactly_once: bool = setup.options.delivery_guarantee == "exactly-once"
         self._setup_bytes = pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL)
         self._repr = repr(setup)
 
@@ -40,9 +41,25 @@ class _Setup:
         return {k: v for k, v in self.__dict__.items() if k != "_setup"}
 
     def _write(self, iterator):
+        if self.exactly_once:
+            from connector.spark._write_txn import task_identity, write_exactly_once
+
+            return write_exactly_once(self.setup, iterator, task_identity(self.setup))
         from connector.spark._write_task import write_batches
 
         return write_batches(self.setup, iterator)
+
+    def _log_commit(self, messages, what: str) -> None:
+        done = [m for m in messages if m is not None]
+        rows = sum(m.rows for m in done)
+        replayed = sum(getattr(m, "replayed", 0) for m in done)
+        again = f"; {replayed} row(s) of tasks whose transaction an earlier attempt had committed were not written " \
+                "again" if replayed else ""
+        log.info("asyncapi-kafka: %s wrote %d record(s) to channel %s%s", what, rows, self.channel, again)
+        for m in done:
+            if getattr(m, "mismatch", None):
+                log.warning("asyncapi-kafka: %s to channel %s: %s (see docs/exactly-once.md, 'replays')", what,
+                            self.channel, m.mismatch)
 
 
 class BatchWriter(_Setup, DataSourceArrowWriter):
@@ -53,11 +70,15 @@ class BatchWriter(_Setup, DataSourceArrowWriter):
         return self._write(iterator)
 
     def commit(self, messages) -> None:
-        rows = sum(m.rows for m in messages if m is not None)
-        log.info("asyncapi-kafka: wrote %d record(s) to channel %s", rows, self.channel)
+        self._log_commit(messages, "the write")
 
     def abort(self, messages) -> None:
         rows = sum(m.rows for m in messages if m is not None)
+        if self.exactly_once:
+            log.warning("asyncapi-kafka: write to channel %s failed; the transactions of %d record(s) of successful "
+                        "tasks are committed (visible to read_committed readers): a re-run with the same writeId "
+                        "writes only the other partitions", self.channel, rows)
+            return
         log.warning("asyncapi-kafka: write to channel %s failed; %d record(s) of successful tasks were "
                     "delivered and stay in Kafka (Kafka has no rollback: at-least-once)", self.channel, rows)
 
@@ -67,16 +88,21 @@ class BatchWriter(_Setup, DataSourceArrowWriter):
 
 class StreamWriter(_Setup, DataSourceStreamArrowWriter):
     """``df.writeStream``: each micro-batch as a batch write. A micro-batch whose tasks failed is
-    re-run by Spark after a restart, so its records may be written twice (at-least-once)."""
+    re-run by Spark after a restart, so its records may be written twice (at-least-once), unless
+    ``deliveryGuarantee=exactly-once``: each task then commits its rows in one transaction with a
+    marker of (batch, partition), and a re-run writes nothing a committed task wrote."""
 
     def write(self, iterator):
         return self._write(iterator)
 
     def commit(self, messages, batchId) -> None:
-        rows = sum(m.rows for m in messages if m is not None)
-        log.info("asyncapi-kafka: micro-batch %s wrote %d record(s) to channel %s", batchId, rows, self.channel)
+        self._log_commit(messages, f"micro-batch {batchId}")
 
     def abort(self, messages, batchId) -> None:
+        if self.exactly_once:
+            log.warning("asyncapi-kafka: micro-batch %s to channel %s failed; it is retried from the checkpoint, "
+                        "and its tasks that committed write nothing again", batchId, self.channel)
+            return
         log.warning("asyncapi-kafka: micro-batch %s to channel %s failed; it is retried from the "
                     "checkpoint (records already delivered are written again)", batchId, self.channel)
 

@@ -16,7 +16,9 @@ Input columns follow Spark's Kafka sink:
 column        meaning
 ============  ===========================================================================
 ``value``     the message (a struct of the schema's fields, or the schema's type); without
-              it, every column not listed here is a field of the message
+              it, every column not listed here is a field of the message. On a channel of
+              several messages, a struct with one field per message (the shape a read gives):
+              each row sets the field of its message, and carries its type header
 ``key``       optional: binary, string, or a value of the document's key schema
 ``headers``   optional: ``array<struct<key: string, value: binary>>``
 ``partition`` optional: int; null or absent lets the producer's partitioner choose
@@ -101,7 +103,7 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
         StructType,
     )
 
-    from connector.schema import SchemaRequest, is_string_schema, key_writer, value_writer
+    from connector.schema import SchemaRequest, is_string_schema, key_writer
 
     request = SchemaRequest.from_options(opts)
     plan = load_plan(opts, sending=True)
@@ -148,29 +150,12 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
 
     # -- value ---------------------------------------------------------------------------------------
     reserved = set(RESERVED) | param_cols
-    writer = value_writer(request, plan=plan, registry=registry_config, framing=framing, topic=topic)
     value_column = "value" if "value" in names else None
     value_fields = () if value_column else tuple(n for n in names if n not in reserved)
-    if writer.encoder is None:
-        if value_column is None or not isinstance(fields["value"].dataType, (BinaryType, StringType)):
-            raise ConfigError(f"channel {plan.channel!r} has no payload schema, so a 'value' column of binary or "
-                              "string type is written as is; set 'use.latest.version'/'use.schema.id' to "
-                              "encode with a registered schema")
-        value = Encoding(EncodingMode.BYTES)
+    if _message_fields(plan, request, fields.get("value") if value_column else None):
+        value = _several_messages(request, plan, registry_config, framing, topic, fields["value"].dataType, opts)
     else:
-        if value_column is not None:
-            vtype = fields["value"].dataType
-            if isinstance(vtype, BinaryType):
-                raise ConfigError("column 'value' is binary, but the channel's message has a schema: give the "
-                                  "message as a struct 'value' (or its fields as columns) to be encoded, or "
-                                  "write the bytes with wireFormat=none and no payload schema")
-            _check_coerce(writer.encoder, vtype, "value")
-        else:
-            if not value_fields:
-                raise ConfigError("no 'value' column and no other columns to build the message from")
-            _check_coerce(writer.encoder, StructType([fields[n] for n in value_fields]), "value")
-        value = Encoding(EncodingMode.ENCODE, writer, opts_compression(opts, framing))
-        log.info("asyncapi-kafka write to channel %s: %s, framing %s", plan.channel, writer.describe(), framing)
+        value = _one_message(request, plan, registry_config, framing, topic, fields, value_column, value_fields, opts)
 
     # -- key -----------------------------------------------------------------------------------------
     key = Encoding(EncodingMode.ABSENT)
@@ -207,9 +192,93 @@ def build_write_setup(opts: SourceOptions, schema) -> WriteSetup:
     # Built once on the driver: a missing bootstrap list fails the write here, and TLS warnings
     # are logged once per job (tasks build it again with warn=False).
     setup.kafka_conf()
+    _check_exactly_once(setup)
     if opts.create_topics:
         _create_topics(setup)
     return setup
+
+
+def _one_message(request, plan, registry_config, framing: Framing, topic, fields, value_column, value_fields,
+                 opts) -> Encoding:
+    """The value written with one schema: the inline one, else the channel's one message."""
+    from pyspark.sql.types import BinaryType, StringType, StructType
+
+    from connector.schema import value_writer
+
+    writer = value_writer(request, plan=plan, registry=registry_config, framing=framing, topic=topic)
+    if writer.encoder is None:
+        if value_column is None or not isinstance(fields["value"].dataType, (BinaryType, StringType)):
+            raise ConfigError(f"channel {plan.channel!r} has no payload schema, so a 'value' column of binary or "
+                              "string type is written as is; set 'use.latest.version'/'use.schema.id' to "
+                              "encode with a registered schema")
+        return Encoding(EncodingMode.BYTES)
+    if value_column is not None:
+        vtype = fields["value"].dataType
+        if isinstance(vtype, BinaryType):
+            raise ConfigError("column 'value' is binary, but the channel's message has a schema: give the "
+                              "message as a struct 'value' (or its fields as columns) to be encoded, or "
+                              "write the bytes with wireFormat=none and no payload schema")
+        _check_coerce(writer.encoder, vtype, "value")
+    else:
+        if not value_fields:
+            raise ConfigError("no 'value' column and no other columns to build the message from")
+        _check_coerce(writer.encoder, StructType([fields[n] for n in value_fields]), "value")
+    log.info("asyncapi-kafka write to channel %s: %s, framing %s%s", plan.channel, writer.describe(), framing,
+             f", header {writer.headers[0][0]}" if writer.headers else "")
+    return Encoding(EncodingMode.ENCODE, writer, opts_compression(opts, framing))
+
+
+def _message_fields(plan, request, value_field) -> bool:
+    """Whether ``value`` is the shape a read of several messages gives: a struct whose fields are
+    messages of the channel (each row sets the one it is)."""
+    from pyspark.sql.types import StructType
+
+    specs = {m.name for m in plan.value_messages if m.payload is not None}
+    if request.inline is not None or len(specs) < 2 or value_field is None:
+        return False
+    vtype = value_field.dataType
+    return isinstance(vtype, StructType) and bool(vtype.fields) and all(f.name in specs for f in vtype.fields)
+
+
+def _several_messages(request, plan, registry_config, framing: Framing, topic, vtype, opts) -> Encoding:
+    """The writers of the messages ``value``'s fields name, each checked against its field's type."""
+    from connector.schema import message_writers
+
+    writers = message_writers(request, plan=plan, registry=registry_config, framing=framing, topic=topic)
+    chosen = []
+    for f in vtype.fields:
+        w = writers[f.name]
+        assert w.encoder is not None  # messages with a payload schema only
+        _check_coerce(w.encoder, f.dataType, f"value.{f.name}")
+        chosen.append((f.name, w))
+        log.info("asyncapi-kafka write to channel %s, message %s: %s, framing %s%s", plan.channel, f.name,
+                 w.describe(), framing, f", header {w.headers[0][0]}" if w.headers else "")
+    return Encoding(EncodingMode.MESSAGES, None, opts_compression(opts, framing), tuple(chosen))
+
+
+def _check_exactly_once(setup: WriteSetup) -> None:
+    """What ``deliveryGuarantee=exactly-once`` needs, checked before any task starts."""
+    from connector.options import EXACTLY_ONCE
+
+    opts = setup.options
+    if opts.delivery_guarantee != EXACTLY_ONCE:
+        if opts.write_id is not None:
+            raise ConfigError("option 'writeId' applies to deliveryGuarantee=exactly-once only")
+        return
+    if setup.topic is None:
+        raise ConfigError(f"deliveryGuarantee=exactly-once needs one topic for the write (its marker lives in the "
+                          f"consumer offsets of that topic's partition 0), but channel {setup.plan.channel!r} has "
+                          "the templated address and rows choose their topics: set option 'topic' or "
+                          "'channel.param.*'")
+    if opts.streaming and opts.write_id is not None:
+        raise ConfigError("option 'writeId' is for batch writes: a stream's exactly-once identity is its query id, "
+                          "kept in its checkpoint")
+    if not opts.streaming and not opts.write_id:
+        raise ConfigError("a batch write with deliveryGuarantee=exactly-once needs option 'writeId', the identity "
+                          "of this write (a re-run with the same writeId writes only the partitions that did not "
+                          "commit; e.g. in foreachBatch: '<query name>-<batchId>')")
+    log.info("asyncapi-kafka write to channel %s: exactly-once, transactional ids %s-%s-<partition>",
+             setup.plan.channel, opts.transactional_id_prefix, opts.write_id or "<query id>")
 
 
 def opts_compression(opts: SourceOptions, framing: Framing) -> str | None:

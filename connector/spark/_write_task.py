@@ -39,7 +39,7 @@ def _fail_rows(errors: pa.Array, what: str, topic_of) -> None:
 
 def _encode(enc: Encoding, values: pa.Array, what: str, topic_of, topics=None,
             keys=None) -> tuple[pa.Array, list | None, np.ndarray | None]:
-    """(Kafka bytes, the header every record carries or None, rows a rule sent to a dead-letter
+    """(Kafka bytes, the headers every record carries or None, rows a rule sent to a dead-letter
     topic or None): the write core, then this sink's policy for rows the schema cannot hold (the
     whole batch fails, naming them)."""
     from connector.formats import encode_column
@@ -56,7 +56,51 @@ def _encode(enc: Encoding, values: pa.Array, what: str, topic_of, topics=None,
     if out.dropped is not None:
         errors = pc.if_else(pa.array(out.dropped), pa.nulls(len(errors), pa.string()), errors)
     _fail_rows(errors, what, topic_of)
-    return out.values, out.headers, out.dropped
+    return out.values, (out.headers or []) + list(w.headers), out.dropped
+
+
+def _encode_messages(enc: Encoding, values: pa.Array, topic_of, topics=None, keys=None):
+    """A ``struct<message1, message2, ...>`` value: each row encoded as the message whose field it
+    sets (a null struct is a tombstone). (Kafka bytes, each record's headers — its message's type
+    header and schema-id header —, rows sent to a dead-letter topic or None)."""
+    from connector.formats.core import scatter
+    from connector.kafka import header_rows
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    n = len(values)
+    present = pc.is_valid(values).to_numpy(zero_copy_only=False)
+    sets = np.stack([pc.and_(pc.is_valid(values.field(name)), pa.array(present)).to_numpy(zero_copy_only=False)
+                     for name, _ in enc.writers]) if n else np.zeros((len(enc.writers), 0), bool)
+    count = sets.sum(axis=0)
+    bad = present & (count != 1)
+    if bad.any():
+        names = [name for name, _ in enc.writers]
+        shown = "; ".join(f"row {int(i)} (topic {topic_of(int(i))!r}) sets "
+                          f"{[names[k] for k in np.flatnonzero(sets[:, i])] or 'no message'}"
+                          for i in np.flatnonzero(bad)[:_MAX_ERRORS_SHOWN])
+        from connector.formats import EncodeError
+
+        raise EncodeError(f"{int(bad.sum())} record(s) of a batch set no message field or several of 'value' "
+                          f"(struct<{', '.join(names)}>: each row sets the one field of its message), so nothing "
+                          f"of the batch was written: {shown}")
+    parts, groups, dropped = [], [], np.zeros(n, bool)
+    for k, (name, w) in enumerate(enc.writers):
+        rows = np.flatnonzero(sets[k])
+        if not len(rows):
+            continue
+        take = pa.array(rows)
+        sub_topics = topics.take(take) if isinstance(topics, pa.Array) else topics
+        sub_keys = keys.take(take) if keys is not None else None
+        one = Encoding(EncodingMode.ENCODE, w, enc.compression)
+        out, common, drop = _encode(one, values.field(name).take(take), f"value.{name}",
+                                    lambda i, rows=rows: topic_of(int(rows[i])), sub_topics, sub_keys)
+        parts.append((rows, out))
+        groups.append((rows, tuple(common or ())))
+        if drop is not None:
+            dropped[rows[drop]] = True
+    out_values = scatter(n, parts, pa.binary())
+    return out_values, header_rows(n, groups), (dropped if dropped.any() else None)
 
 
 def _topics(setup: WriteSetup, batch: pa.RecordBatch):
@@ -102,16 +146,49 @@ def _value_array(setup: WriteSetup, batch: pa.RecordBatch) -> pa.Array:
     return pa.StructArray.from_arrays(cols, names=list(setup.value_fields))
 
 
-def _headers(batch: pa.RecordBatch, framing_headers: list):
-    """The batch's headers (the ``headers`` column, then the schema-id headers on every record)
-    and each record's header bytes, or (None, None)."""
-    from connector.kafka import Headers
+def _headers(batch: pa.RecordBatch, framing_headers: list, own_rows: pa.Array | None = None, topic_of=None,
+             typed: frozenset[str] = frozenset()):
+    """The batch's headers (the ``headers`` column, then the headers this write adds: the schema-id
+    and type headers, on every record or per record in ``own_rows``) and each record's header
+    bytes, or (None, None). ``typed``: the names of the type headers this write adds."""
+    from connector.kafka import Headers, concat_header_rows
 
     rows = batch.column("headers") if "headers" in batch.schema.names else None
+    if rows is not None and typed:
+        rows = _without_own(rows, [(k, v) for k, v in framing_headers or () if k in typed], own_rows, typed, topic_of)
+    rows = concat_header_rows(rows, own_rows)
     if rows is None and not framing_headers:
         return None, None
     headers = Headers(rows=rows, common=tuple(framing_headers or ()))
     return headers, headers.sizes(batch.num_rows)
+
+
+def _without_own(rows: pa.Array, common: list, own_rows: pa.Array | None, typed: frozenset[str],
+                 topic_of) -> pa.Array:
+    """The ``headers`` column without the type headers this write adds (a read's headers written
+    back carry them), after checking each agrees with the record's message: a record whose own type
+    header names another message would be read back as that one."""
+    from connector.formats import EncodeError
+    from connector.kafka import split_header
+
+    n = len(rows)
+    expected = {name: pa.array([value] * n, pa.binary()) for name, value in common}
+    if own_rows is not None:
+        expected.update({name: split_header(own_rows, name)[0] for name in typed})
+    for name, want in expected.items():
+        found, rest = split_header(rows, name)
+        if found.null_count == n:
+            continue
+        differ = pc.fill_null(pc.and_(pc.is_valid(found), pc.invert(pc.fill_null(pc.equal(found, want), False))),
+                              False)
+        if pc.any(differ).as_py():
+            i = pc.index(differ, True).as_py()
+            where = f" (topic {topic_of(i)!r})" if topic_of is not None else ""
+            raise EncodeError(f"row {i}{where}: its 'headers' column holds {name}={found[i].as_py()!r}, but the "
+                              f"record is written as the message whose {name} is {want[i].as_py()!r}; drop the "
+                              "header (the write adds it) or write the row as that message")
+        rows = rest
+    return rows
 
 
 def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
@@ -125,8 +202,14 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
     keys, khdr, kdrop = (None, None, None)
     if setup.key.mode is not EncodingMode.ABSENT:
         keys, khdr, kdrop = _encode(setup.key, batch.column("key"), "key", topic_of, topics)
-    values, vhdr, vdrop = _encode(setup.value, _value_array(setup, batch), "value", topic_of, topics,
-                                  keys if keys is not None else raw_keys)
+    own_rows = None
+    if setup.value.mode is EncodingMode.MESSAGES:
+        values, own_rows, vdrop = _encode_messages(setup.value, _value_array(setup, batch), topic_of, topics,
+                                                   keys if keys is not None else raw_keys)
+        vhdr = None
+    else:
+        values, vhdr, vdrop = _encode(setup.value, _value_array(setup, batch), "value", topic_of, topics,
+                                      keys if keys is not None else raw_keys)
     dropped = vdrop if kdrop is None else kdrop if vdrop is None else (vdrop | kdrop)
     if dropped is not None:  # sent to a dead-letter topic by a data-contract rule: not written here
         keep = pa.array(~dropped)
@@ -136,11 +219,19 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
         keys = keys.filter(keep) if keys is not None else None
         if not isinstance(topics, str):
             topics = topics.filter(keep)
+        if own_rows is not None:
+            own_rows = own_rows.filter(keep)
     partitions = None
     if setup.has_partition:
         partitions = pc.fill_null(batch.column("partition").cast(pa.int32()), -1)
-    headers, hsize = _headers(batch, (khdr or []) + (vhdr or []))
+    headers, hsize = _headers(batch, (khdr or []) + (vhdr or []), own_rows, _topic_of(topics), _typed(setup.value))
     return topics, values, keys, partitions, headers, hsize
+
+
+def _typed(enc: Encoding) -> frozenset[str]:
+    """The names of the type headers a value encoding adds (the document's, per message)."""
+    writers = [w for _, w in enc.writers] + ([enc.writer] if enc.writer is not None else [])
+    return frozenset(name for w in writers for name, _ in w.headers)
 
 
 def _topic_of(topics):
@@ -148,7 +239,8 @@ def _topic_of(topics):
 
 
 def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
-    """Produce every batch of one task; return only when every record is acknowledged."""
+    """Produce every batch of one task; return only when every record is acknowledged
+    (at-least-once; exactly-once writes go through :mod:`connector.spark._write_txn`)."""
     from connector.kafka import producer_for
 
     bp = producer_for(setup.kafka_conf(warn=False))

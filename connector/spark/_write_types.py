@@ -21,6 +21,7 @@ class EncodingMode(enum.Enum):
     """How one side (value or key) of the records becomes bytes."""
 
     ENCODE = "encode"   # encoded with a schema and framed (WriterSchema)
+    MESSAGES = "messages"  # a struct with one field per channel message: each row encoded as the one it sets
     BYTES = "bytes"     # a binary or string column, written as it is
     ABSENT = "none"     # no such column: no key
 
@@ -32,6 +33,7 @@ class Encoding:
     mode: EncodingMode
     writer: WriterSchema | None = None   # with ENCODE: the encoder, framing, wire id, message indexes
     compression: str | None = None       # Glue zlib
+    writers: tuple[tuple[str, WriterSchema], ...] = ()  # with MESSAGES: (struct field = message, its writer)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,8 +68,15 @@ class WriteSetup:
 
 @dataclasses.dataclass
 class WriteCommit(WriterCommitMessage):
-    """What one write task delivered (every record acknowledged by the brokers)."""
+    """What one write task delivered (every record acknowledged by the brokers).
+
+    Exactly-once writes: ``replayed`` counts the rows of an attempt that found its (batch,
+    partition) already committed and wrote nothing; ``mismatch`` says how such a replay differed
+    from the attempt that committed (rows or digest), None when it did not (or could not be told).
+    """
 
     rows: int
     topics: tuple[str, ...]
     pid: int
+    replayed: int = 0
+    mismatch: str | None = None

@@ -47,27 +47,42 @@ def _split_options(options: Mapping[str, str] | None) -> tuple[dict[str, str], d
         key = str(k).strip().lower()
         if key.startswith("schema.registry."):
             registry[key] = v
-        elif key.startswith(("rules.", "kafka.")) or key == "use.latest.with.metadata":
+        elif key.startswith(("rules.", "kafka.")) or key in ("use.latest.with.metadata", "jsonschemavalidation"):
             contract[key] = v
         else:
             raise ConfigError(f"unknown option {k!r}: column-function options are the source's "
-                              "'schema.registry.*' settings and the data-contract options ('rules.*', "
-                              "'use.latest.with.metadata', 'kafka.*' for a dead-letter topic)")
+                              "'schema.registry.*' settings, the data-contract options ('rules.*', "
+                              "'use.latest.with.metadata', 'kafka.*' for a dead-letter topic) and "
+                              "'jsonSchemaValidation'")
     return registry, contract
 
 
-def _registry_config(options: Mapping[str, str] | None, registry_url: str | None):
+def _registry_config(options: Mapping[str, str] | None, registry_url: str | None, plan=None):
     from connector.options import registry_config_for
 
     merged, _ = _split_options(options)
     if registry_url:
         merged["schema.registry.url"] = registry_url
-    return registry_config_for(merged)
+    return registry_config_for(merged, plan)
+
+
+def _channel_plan(asyncapi: str | None, channel: str | None, server: str | None):
+    """The plan of a document's channel whose messages ``from_registry`` decodes (None: no document)."""
+    if asyncapi is None:
+        if channel is not None:
+            raise ConfigError("from_registry: channel= names a channel of the document given with asyncapi=")
+        return None
+    from connector.options import parse_any
+    from connector.read import load_plan
+
+    given = {"asyncapi": asyncapi, "channel": channel or "", "server": server or ""}
+    return load_plan(parse_any({k: v for k, v in given.items() if v}))
 
 
 def _contract(options: Mapping[str, str] | None) -> dict:
-    """``SchemaRequest`` fields of the data-contract options, typed by the option table as a job's are
-    (the table's parser wants a document and a channel: placeholders, never read)."""
+    """``SchemaRequest`` fields of the data-contract options and ``jsonSchemaValidation``, typed by
+    the option table as a job's are (the table's parser wants a document and a channel:
+    placeholders, never read)."""
     from connector.options import parse_any
 
     _, contract = _split_options(options)
@@ -81,7 +96,8 @@ def _contract(options: Mapping[str, str] | None) -> dict:
     conf = opts.kafka_settings()
     if conf:
         settings = settings.with_producer(conf)
-    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata}
+    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata,
+            "validate_json": req.validate_json}
 
 
 def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest:
@@ -150,14 +166,21 @@ def _col(c):
 def from_registry(col, *, schema: str | dict | None = None, subject: str | None = None,
                   schema_id: int | None = None, version: int | str | None = None,
                   registry_url: str | None = None, options: Mapping[str, str] | None = None,
-                  format: str | None = None, wire_format: str = "confluent",
+                  format: str | None = None, wire_format: str | None = None,
                   mode: str = "FAILFAST", with_errors: bool = False, message: str | None = None,
-                  headers=None, topic=None):
+                  headers=None, topic=None, asyncapi: str | None = None, channel: str | None = None,
+                  server: str | None = None):
     """Decode a column of schema-registry framed Kafka bytes into a typed struct column.
 
     Each row's writer schema comes from its frame (looked up in the registry once per
     distinct id per worker process) and is resolved to the reader schema, so one column may
     mix records of several schema versions.
+
+    With ``asyncapi`` and ``channel`` the reader schemas are the channel's message payloads, as
+    ``spark.read.format("asyncapi-kafka")`` reads them: several messages give
+    ``struct<message1, message2, ...>``, each row filling the field of its type, told by its
+    schema id, else by its type header (pass ``headers``), else by the one schema that accepts it
+    (``docs/multi-type-channels.md``).
 
     Parameters
     ----------
@@ -178,10 +201,10 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
         local KMS), ``use.latest.with.metadata``, ``rules.dlq.topic`` with ``kafka.bootstrap.servers``.
     format : {"avro", "json", "protobuf"}, optional
         Payload format of an inline ``schema`` (guessed from its text when omitted).
-    wire_format : str
-        A ``wireformat.Framing`` value: ``"confluent"`` (default), ``"confluent-guid"``,
-        ``"glue"``, ``"apicurio-legacy"``, ``"apicurio-new"``, ``"auto"``, ``"none"``, or a
-        header framing (then pass ``headers``).
+    wire_format : str, optional
+        A ``wireformat.Framing`` value: ``"confluent"`` (the default without ``asyncapi``; with
+        it, the document's framing), ``"confluent-guid"``, ``"glue"``, ``"apicurio-legacy"``,
+        ``"apicurio-new"``, ``"auto"``, ``"none"``, or a header framing (then pass ``headers``).
     mode : {"FAILFAST", "PERMISSIVE"}
         FAILFAST raises :class:`connector.errors.DecodeError` (surfacing in Spark as a
         ``PythonException``) naming the row's schema id and the cause; PERMISSIVE gives null.
@@ -195,6 +218,9 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     topic : str or Column, optional
         The records' topic (a name, or a column such as ``topic`` of ``format("kafka")``): the
         subject of data-contract keys (``<topic>-value``) when ``subject`` is not given.
+    asyncapi, channel, server : str, optional
+        An AsyncAPI document (path or text) and its channel (and server, when several Kafka
+        servers serve it): decode with the channel's message payloads and its registry.
 
     Returns
     -------
@@ -219,16 +245,25 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     from connector.schema import value_reading
 
     mode = Mode.parse(mode, allowed=_MODES)
-    framing = _framing_of(wire_format, headers)
-    config = _registry_config(options, registry_url)
-    if schema is None and config is None:
+    plan = _channel_plan(asyncapi, channel, server)
+    framing = _framing_of(wire_format or (plan.framing().value if plan is not None else "confluent"), headers)
+    config = _registry_config(options, registry_url, plan)
+    if schema is None and config is None and plan is None:
         raise ConfigError("from_registry needs a reader schema: pass schema=, or schema_id=/subject= "
-                          "together with registry_url= (or options={'schema.registry.url': ...})")
+                          "together with registry_url= (or options={'schema.registry.url': ...}), or the "
+                          "channel of a document (asyncapi=, channel=)")
     request = _request(schema, format, message, subject, schema_id, version, **_contract(options))
-    reading = value_reading(request, plan=None, registry=config, framing=framing,
+    reading = value_reading(request, plan=plan, registry=config, framing=framing,
                             topic=topic if isinstance(topic, str) else None)
     decoder = reading.decoder
-    assert decoder is not None  # an inline or pinned reader always decodes
+    if decoder is None:
+        raise ConfigError(f"from_registry: channel {channel!r} has no payload schema to decode with")
+    routing = getattr(decoder, "routing", None)
+    if headers is None and framing is Framing.NONE and routing is not None and routing.documented:
+        names = ", ".join(h.name for h in routing.documented)
+        raise ConfigError(f"from_registry: the records of channel {plan.channel if plan else ''!r} carry no schema id "
+                          f"and say their message type in the Kafka header {names}: pass headers= (the "
+                          "'headers' column of format(\"kafka\") with includeHeaders=true)")
     if with_errors:
         mode = Mode.PERMISSIVE
         out_type = pa.struct([pa.field("value", decoder.arrow_type), pa.field("error", pa.string())])

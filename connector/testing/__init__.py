@@ -10,6 +10,10 @@ wheel because the ``demo`` and ``sandbox`` commands start these servers at run t
   auto-created topic, no admin APIs).
 - :class:`TansuBroker`: a tansu broker subprocess for admin-API scenarios (CreateTopics with a
   partition count, DeleteTopics, DescribeConfigs); :func:`find_tansu` locates its binary.
+- :class:`TokenServer`: an OAuth 2.0 token endpoint (client credentials) for registry OAuth.
+- :class:`KarapaceServer`: Karapace, a real Confluent-compatible schema registry, as a subprocess
+  from its own virtual environment (``.karapace-venv``, built by ``.ci/run``), its storage on a
+  tansu broker it starts too.
 - :class:`NoidaBroker`: a noida-db Kafka broker subprocess, the local peer that looks offsets
   up by timestamp (ListOffsets by time and ``MAX_TIMESTAMP``), which neither of the others does.
 
@@ -24,9 +28,11 @@ Examples
 (1, (0, 1))
 """
 from ._embedded import MOCK_PARTITIONS, EmbeddedKafka
+from ._karapace import KarapaceServer, find_karapace
 from ._registry_server import RegistryServer
+from ._token_server import TokenServer
 from ._noida import NoidaBroker, find_noida
 from ._tansu import TansuBroker, find_tansu
 
-__all__ = ["RegistryServer", "EmbeddedKafka", "MOCK_PARTITIONS", "TansuBroker", "find_tansu", "NoidaBroker",
-           "find_noida"]
+__all__ = ["RegistryServer", "KarapaceServer", "find_karapace", "TokenServer", "EmbeddedKafka", "MOCK_PARTITIONS",
+           "TansuBroker", "find_tansu", "NoidaBroker", "find_noida"]

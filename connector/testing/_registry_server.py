@@ -24,8 +24,10 @@ import threading
 import time
 import urllib.parse
 import uuid
+from typing import Any
 
 from ._dek_store import DekStore, _Error
+from ._registry_rules import COMPATIBILITY_LEVELS, avro_problem, compatibility_problem, identity, stored_text
 
 __all__ = ["RegistryServer"]
 
@@ -62,6 +64,9 @@ class RegistryServer:
     ----------
     ssl_context : ssl.SSLContext, optional
         Serve HTTPS with this server-side context.
+    compatibility : str
+        The global compatibility level (``NONE``: Karapace and Confluent default to BACKWARD);
+        checked for Avro (:mod:`connector.testing._registry_rules`).
     apicurio_api_versions : tuple of str
         Which Apicurio native API versions to answer (``("2",)`` mimics an Apicurio 2 server).
     shared_kek_wrapper : callable, optional
@@ -74,12 +79,13 @@ class RegistryServer:
     >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("orders-value", '{"type": "record", "name": "O", "fields": []}')
-    ...     requests.get(f"{srv.url}/schemas/ids/{sid}").json()["schema"][:15], srv.request_count()
-    ('{"type": "recor', 1)
+    ...     requests.get(f"{srv.url}/schemas/ids/{sid}").json()["schema"], srv.request_count()
+    ('{"fields":[],"name":"O","type":"record"}', 1)
     """
 
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None,
-                 apicurio_api_versions: tuple[str, ...] = ("2", "3"), shared_kek_wrapper=None):
+                 apicurio_api_versions: tuple[str, ...] = ("2", "3"), shared_kek_wrapper=None,
+                 compatibility: str = "NONE"):
         self._ssl = ssl_context
         self.apicurio_api_versions = tuple(apicurio_api_versions)
         self._lock = threading.Condition()
@@ -87,6 +93,12 @@ class RegistryServer:
         self._by_content: dict[str, int] = {}
         self._subjects: dict[str, list[tuple[int, int, int]]] = {}  # subject -> [(version, id, globalId)]
         self._globals: dict[int, tuple[str, int, int]] = {}        # globalId -> (subject, version, id)
+        self._deleted: set[tuple[str, int]] = set()                # soft-deleted (subject, version)
+        # Compatibility levels: None is the global one. NONE by default, where Karapace and
+        # Confluent default to BACKWARD: tests set up evolutions freely, and the peer tests set
+        # BACKWARD per subject (PUT /config/{subject}) on both registries alike.
+        self._compat: dict[str | None, str] = {None: compatibility.upper()}
+        self._query: dict = {}
         self._next_id, self._next_global = 1, 1001
         self.deks = DekStore(shared_kek_wrapper)
         self._requests: list[tuple[str, str]] = []
@@ -94,7 +106,8 @@ class RegistryServer:
         self._redirects: list[list] = []             # [remaining, location]
         self._delay = 0.0
         self._paused = False
-        self._auth: str | None = None
+        self._auth: Any = None  # the Authorization value required, or a check of bearer tokens
+        self._auth_headers: list[dict[str, str]] = []
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -144,8 +157,10 @@ class RegistryServer:
     # -- data ---------------------------------------------------------------------------
     def register(self, subject: str, text: str, schema_type: str = "AVRO", references=(), *,
                  metadata=None, rule_set=None) -> int:
-        """Register ``text`` under ``subject``; the same text (and type, references, metadata and
-        rule set) gets the same id.
+        """Register ``text`` under ``subject``; the same schema (and type, references, metadata and
+        rule set) gets the same id. Stored reprinted, as a registry does
+        (:func:`connector.testing._registry_rules.stored_text`); not validated, so a test may
+        plant a schema a registry would refuse.
 
         ``references`` items are ``SchemaReference``-like objects or dicts with
         ``name``/``subject``/``version``; ``metadata`` and ``rule_set`` are the REST JSON (dicts) or
@@ -158,29 +173,125 @@ class RegistryServer:
             if value is not None:
                 body[key] = value.to_json() if hasattr(value, "to_json") else value
         with self._lock:
-            return self._register(subject, body)[0]
+            return self._register(subject, body, validate=False)[0]
 
-    def _register(self, subject: str, body: dict) -> tuple[int, int]:
+    def set_compatibility(self, level: str, subject: str | None = None) -> None:
+        """The compatibility level of ``subject`` (None: the global one), as ``PUT /config`` sets it."""
+        with self._lock:
+            self._compat[subject] = level.upper()
+
+    def delete_version(self, subject: str, version: int, permanent: bool = False) -> None:
+        """Soft-delete a version (``permanent``: remove a soft-deleted one), as ``DELETE`` does."""
+        with self._lock:
+            self._delete(subject, str(version), permanent)
+
+    def _identity(self, subject: str, body: dict, *, validate: bool, looking_up: bool = False):
+        """(type, stored text, references, metadata, rule set) of a request body, refused with the
+        registry's error when it is invalid."""
         stype = (body.get("schemaType") or "AVRO").upper()
+        if stype not in ("AVRO", "JSON", "PROTOBUF"):
+            raise _err(422, 422, f"Invalid schemaType {stype}")
         refs = [{"name": str(r["name"]), "subject": str(r["subject"]), "version": int(r["version"])}
                 for r in body.get("references") or ()]
-        metadata, rule_set = _norm(body.get("metadata")), _norm(body.get("ruleSet"))
-        content = json.dumps([stype, body["schema"], refs, metadata, rule_set], sort_keys=True)
+        text = body["schema"]
+        try:
+            stored = stored_text(stype, text)
+        except ValueError:
+            if validate or looking_up:
+                raise _err(422, 42201, f"Invalid {stype} schema" if not looking_up else
+                           f"Error while looking up schema under subject {subject}") from None
+            stored = text
+        if validate or looking_up:
+            problem = None
+            if stype == "AVRO":
+                problem = avro_problem(text, self._avro_names(refs))
+            elif stype == "JSON" and not isinstance(json.loads(text), (dict, bool)):
+                problem = "Invalid JSON schema"
+            elif stype == "PROTOBUF":
+                # an import no reference provides cannot be parsed (Karapace answers 42201)
+                given = {r["name"] for r in refs}
+                missing = [i for i in re.findall(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"', text, re.M)
+                           if i not in given and not i.startswith("google/protobuf/")]
+                problem = f"Invalid PROTOBUF schema: imports {missing} without references" if missing else None
+            if problem:
+                raise _err(422, 42201, problem if not looking_up else
+                           f"Error while looking up schema under subject {subject}")
+        return stype, stored, refs, _norm(body.get("metadata")), _norm(body.get("ruleSet"))
+
+    def _avro_names(self, refs: list[dict]) -> set[str]:
+        names: set[str] = set()
+        for r in refs:
+            names.add(r["name"])
+            for version, sid, _ in self._subjects.get(r["subject"], ()):
+                if version == r["version"]:
+                    try:
+                        doc = json.loads(self._schemas[sid]["schema"])
+                    except ValueError:
+                        continue
+                    if isinstance(doc, dict) and isinstance(doc.get("name"), str):
+                        ns = doc.get("namespace")
+                        names.add(doc["name"] if "." in doc["name"] or not ns else f"{ns}.{doc['name']}")
+        return names
+
+    def _live(self, subject: str, deleted: bool = False) -> list[tuple[int, int, int]]:
+        return [e for e in self._subjects.get(subject, ()) if deleted or (subject, e[0]) not in self._deleted]
+
+    def _register(self, subject: str, body: dict, validate: bool = True) -> tuple[int, int]:
+        stype, stored, refs, metadata, rule_set = self._identity(subject, body, validate=validate)
+        content = json.dumps([stype, identity(stype, stored), refs, metadata, rule_set], sort_keys=True)
         sid = self._by_content.get(content)
+        for version, vid, _ in self._live(subject):
+            if vid == sid:
+                return sid, version
+        if validate:
+            level = self._compat.get(subject) or self._compat[None]
+            olds = [self._schemas[i]["schema"] for _, i, _ in self._live(subject)
+                    if self._schemas[i]["schemaType"] == stype]
+            problem = compatibility_problem(level, stype, stored, olds)
+            if problem:
+                raise _err(409, 409, f"Incompatible schema, {problem}")
         if sid is None:
             sid, self._next_id = self._next_id, self._next_id + 1
             self._by_content[content] = sid
-            self._schemas[sid] = {"schema": body["schema"], "schemaType": stype, "references": refs,
+            self._schemas[sid] = {"schema": stored, "schemaType": stype, "references": refs,
                                   "guid": str(uuid.uuid4()), "metadata": metadata, "ruleSet": rule_set}
         versions = self._subjects.setdefault(subject, [])
-        for version, vid, _ in versions:
-            if vid == sid:
-                return sid, version
+        # a soft-deleted version keeps its number: registering its schema again makes a new one
         version = versions[-1][0] + 1 if versions else 1
         gid, self._next_global = self._next_global, self._next_global + 1
         versions.append((version, sid, gid))
         self._globals[gid] = (subject, version, sid)
         return sid, version
+
+    def _delete(self, subject: str, v: str | None, permanent: bool) -> object:
+        if not self._subjects.get(subject):
+            raise _err(404, 40401, f"Subject '{subject}' not found.")
+        if v is None:  # the whole subject
+            live = [e[0] for e in self._live(subject)]
+            if not permanent:
+                if not live:
+                    raise _err(404, 40404, f"Subject '{subject}' was soft deleted.")
+                self._deleted.update((subject, n) for n in live)
+                return live
+            if live:
+                raise _err(404, 40405, f"Subject '{subject}' was not deleted first before being permanently "
+                                       "deleted")
+            gone = [e[0] for e in self._subjects.pop(subject)]
+            self._deleted.difference_update((subject, n) for n in gone)
+            self._compat.pop(subject, None)
+            return gone
+        version, _, _ = self._version(subject, v, deleted=permanent)
+        if permanent:
+            if (subject, version) not in self._deleted:
+                raise _err(404, 40407, f"Subject '{subject}' Version {version} was not deleted first before "
+                                       "being permanently deleted")
+            self._subjects[subject] = [e for e in self._subjects[subject] if e[0] != version]
+            self._deleted.discard((subject, version))
+            if not self._subjects[subject]:
+                del self._subjects[subject]
+        else:
+            self._deleted.add((subject, version))
+        return version
 
     def guid_of(self, schema_id: int) -> str:
         """The GUID the server assigned to schema ``schema_id``."""
@@ -231,6 +342,17 @@ class RegistryServer:
         """Answer 401 unless requests carry ``Authorization: Bearer <token>``."""
         self._auth = "Bearer " + token
 
+    def require_bearer_from(self, valid) -> None:
+        """Answer 401 unless requests carry a bearer token ``valid(token)`` accepts (e.g.
+        :meth:`connector.testing.TokenServer.valid`: tokens an OAuth endpoint issued)."""
+        self._auth = valid
+
+    def headers_of(self, n: int = -1) -> dict[str, str]:
+        """The authentication headers of the ``n``-th request (``Authorization``, Confluent Cloud's
+        ``target-sr-cluster`` and ``Confluent-Identity-Pool-Id``)."""
+        with self._lock:
+            return dict(self._auth_headers[n])
+
     def request_count(self, path_prefix: str | None = None, method: str | None = None) -> int:
         """Requests received so far (optionally only those whose path starts with ``path_prefix``)."""
         with self._lock:
@@ -240,11 +362,14 @@ class RegistryServer:
     def reset_counts(self) -> None:
         with self._lock:
             self._requests.clear()
+            self._auth_headers.clear()
 
     # -- request handling (called from handler threads) ---------------------------------
     def _pre(self, method: str, path: str, headers) -> None:
         with self._lock:
             self._requests.append((method, path))
+            self._auth_headers.append({k: headers[k] for k in ("Authorization", "target-sr-cluster",
+                                                               "Confluent-Identity-Pool-Id") if k in headers})
             self._lock.notify_all()
             self._lock.wait_for(lambda: not self._paused)
         if self._delay:
@@ -260,7 +385,11 @@ class RegistryServer:
                     raise _err(f[1], f[1] * 100 + 1 if f[1] >= 500 else f[1], f"injected failure {f[1]}")
         if self._auth is not None:
             given = headers.get("Authorization") or ""
-            if not hmac.compare_digest(given.encode(), self._auth.encode()):
+            if callable(self._auth):
+                ok = given.startswith("Bearer ") and self._auth(given[7:])
+            else:
+                ok = hmac.compare_digest(given.encode(), self._auth.encode())
+            if not ok:
                 raise _err(401, 40101, "Unauthorized")
 
     def _route(self, method: str, path: str, body, query: dict | None = None) -> tuple[int, object, dict]:
@@ -278,6 +407,7 @@ class RegistryServer:
                 return status, doc, {}
             if method == "GET" and len(parts) == 3 and parts[0] == "subjects" and parts[2] == "metadata":
                 return self._latest_with_metadata(parts[1], query or {})
+            self._query = query or {}
             return self._confluent(method, parts, body)
 
     def _doc(self, sid: int, **extra) -> dict:
@@ -292,8 +422,8 @@ class RegistryServer:
                 doc[key] = s[key]
         return doc
 
-    def _version(self, subject: str, v: str) -> tuple[int, int, int]:
-        versions = self._subjects.get(subject)
+    def _version(self, subject: str, v: str, deleted: bool = False) -> tuple[int, int, int]:
+        versions = self._live(subject, deleted)
         if not versions:
             raise _err(404, 40401, f"Subject '{subject}' not found.")
         if v in ("latest", "-1"):
@@ -310,22 +440,23 @@ class RegistryServer:
     def _latest_with_metadata(self, subject: str, query: dict) -> tuple[int, object, dict]:
         want = dict(zip(query.get("key") or [], query.get("value") or []))
         self._version(subject, "latest")
-        for version, sid, _ in reversed(self._subjects[subject]):
+        for version, sid, _ in reversed(self._live(subject)):
             props = (self._schemas[sid].get("metadata") or {}).get("properties") or {}
             if all(props.get(k) == v for k, v in want.items()):
                 return 200, self._doc(sid, subject=subject, version=version, id=sid), {}
         raise _err(404, 40403, f"Schema not found for subject '{subject}' with metadata {want}")
 
     def _confluent(self, method: str, p: list[str], body) -> tuple[int, object, dict]:
-        n = len(p)
+        n, q = len(p), self._query
+        deleted = (q.get("deleted") or ["false"])[0] == "true"
         if method == "GET":
             if p == ["subjects"]:
-                return 200, list(self._subjects), {}
+                return 200, [s for s in self._subjects if self._live(s, deleted)], {}
             if n == 3 and p[0] == "subjects" and p[2] == "versions":
-                self._version(p[1], "latest")
-                return 200, [v for v, _, _ in self._subjects[p[1]]], {}
+                self._version(p[1], "latest", deleted)
+                return 200, [v for v, _, _ in self._live(p[1], deleted)], {}
             if n in (4, 5) and p[0] == "subjects" and p[2] == "versions":
-                version, sid, _ = self._version(p[1], p[3])
+                version, sid, _ = self._version(p[1], p[3], deleted)
                 if n == 5 and p[4] == "schema":
                     return 200, self._schemas[sid]["schema"], {"Content-Type": "application/json"}
                 return 200, self._doc(sid, subject=p[1], version=version, id=sid), {}
@@ -335,7 +466,7 @@ class RegistryServer:
                     raise _err(404, 40403, "Schema not found")
                 if n == 3:
                     return 200, self._doc(sid), {}
-                pairs = [(s, v) for s, vs in self._subjects.items() for v, i, _ in vs if i == sid]
+                pairs = [(s, v) for s in self._subjects for v, i, _ in self._live(s, deleted) if i == sid]
                 if p[3:] == ["subjects"]:
                     return 200, sorted({s for s, _ in pairs}), {}
                 if p[3:] == ["versions"]:
@@ -350,9 +481,28 @@ class RegistryServer:
             if p == ["schemas", "types"]:
                 return 200, ["AVRO", "PROTOBUF", "JSON"], {}
             if n in (1, 2) and p[0] == "config":
-                return 200, {"compatibilityLevel": "BACKWARD"}, {}
+                level = self._compat.get(p[1] if n == 2 else None)
+                if level is None:
+                    if (q.get("defaultToGlobal") or ["false"])[0] != "true":
+                        raise _err(404, 40408, f"Subject '{p[1]}' does not have subject-level compatibility "
+                                               "configured")
+                    level = self._compat[None]
+                return 200, {"compatibilityLevel": level}, {}
         if method == "PUT" and n in (1, 2) and p[0] == "config":
-            return 200, {"compatibility": (body or {}).get("compatibility", "BACKWARD")}, {}
+            level = str((body or {}).get("compatibility", "")).upper()
+            if level not in COMPATIBILITY_LEVELS:
+                raise _err(422, 42203, "Invalid compatibility level")
+            self._compat[p[1] if n == 2 else None] = level
+            return 200, {"compatibility": level}, {}
+        if method == "DELETE":
+            permanent = (q.get("permanent") or ["false"])[0] == "true"
+            if n == 2 and p[0] == "config":
+                self._compat.pop(p[1], None)
+                return 200, {"compatibility": self._compat[None]}, {}
+            if n == 2 and p[0] == "subjects":
+                return 200, self._delete(p[1], None, permanent), {}
+            if n == 4 and p[0] == "subjects" and p[2] == "versions":
+                return 200, self._delete(p[1], p[3], permanent), {}
         if method == "POST":
             if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
                 raise _err(422, 42201, "Invalid schema")
@@ -360,19 +510,36 @@ class RegistryServer:
                 sid, version = self._register(p[1], body)
                 return 200, {"id": sid, "guid": self._schemas[sid]["guid"], "version": version}, {}
             if n == 2 and p[0] == "subjects":
-                if p[1] not in self._subjects:
-                    raise _err(404, 40401, f"Subject '{p[1]}' not found.")
-                stype = (body.get("schemaType") or "AVRO").upper()
-                for version, sid, _ in reversed(self._subjects[p[1]]):
-                    s = self._schemas[sid]
-                    contract = all(body.get(k) is None or _norm(body.get(k)) == _norm(s.get(k))
-                                   for k in ("metadata", "ruleSet"))
-                    if s["schema"] == body["schema"] and s["schemaType"] == stype and contract:
-                        return 200, self._doc(sid, subject=p[1], version=version, id=sid), {}
-                raise _err(404, 40403, "Schema not found")
-            if n >= 4 and p[0] == "compatibility" and p[1] == "subjects":
-                return 200, {"is_compatible": True}, {}
+                return self._look_up(p[1], body, deleted)
+            if n == 5 and p[0] == "compatibility" and p[1] == "subjects" and p[3] == "versions":
+                if not self._live(p[2]):
+                    raise _err(404, 40402, f"Version {p[4]} not found.")  # Karapace's answer (Confluent: 40401)
+                _, sid, _ = self._version(p[2], p[4])
+                stype, stored, _, _, _ = self._identity(p[2], body, validate=True)
+                level = self._compat.get(p[2]) or self._compat[None]
+                problem = compatibility_problem(level.removesuffix("_TRANSITIVE"), stype, stored,
+                                                [self._schemas[sid]["schema"]])
+                doc: dict = {"is_compatible": problem is None}
+                if problem and (q.get("verbose") or ["false"])[0] == "true":
+                    doc["messages"] = [problem]
+                return 200, doc, {}
         raise _err(404, 404, "HTTP 404 Not Found")
+
+    def _look_up(self, subject: str, body: dict, deleted: bool) -> tuple[int, object, dict]:
+        """``POST /subjects/{subject}``: the version that registered this schema, compared as the
+        registry stores it (parsed and reprinted, not as text); soft-deleted ones with ``deleted``.
+        ``normalize`` changes nothing here: the stored form is already the stand-in's normalization."""
+        if not self._live(subject, deleted):
+            raise _err(404, 40401, f"Subject '{subject}' not found.")
+        stype, stored, refs, _, _ = self._identity(subject, body, validate=False, looking_up=True)
+        for version, sid, _ in reversed(self._live(subject, deleted)):
+            s = self._schemas[sid]
+            contract = all(body.get(k) is None or _norm(body.get(k)) == _norm(s.get(k))
+                           for k in ("metadata", "ruleSet"))
+            if s["schemaType"] == stype and identity(stype, s["schema"]) == identity(stype, stored) \
+                    and s["references"] == refs and contract:
+                return 200, self._doc(sid, subject=subject, version=version, id=sid), {}
+        raise _err(404, 40403, "Schema not found")
 
     def _apicurio(self, api: str, kind: str, ident: int, refs: bool) -> tuple[int, object, dict]:
         if api not in self.apicurio_api_versions:

@@ -102,20 +102,21 @@ class Stream:
 
 
 class Writer(threading.Thread):
-    """The sink's producer writing ids ``[0, n)`` in tasks of ``task`` records (``finish``
+    """The sink's producer writing ids ``[first, n)`` in tasks of ``task`` records (``finish``
     after each, as a Spark write task does before it commits), round-robin over partitions."""
 
-    def __init__(self, bootstrap: str, n: int, task: int = 100, topic: str = TOPIC, pace_s: float = 0.0):
+    def __init__(self, bootstrap: str, n: int, task: int = 100, topic: str = TOPIC, pace_s: float = 0.0,
+                 first: int = 0):
         super().__init__(daemon=True, name="writer")
         self.conf = {"bootstrap.servers": bootstrap, "linger.ms": "2", "log_level": "0"}
-        self.n, self.task, self.topic, self.pace_s = n, task, topic, pace_s
+        self.n, self.task, self.topic, self.pace_s, self.first = n, task, topic, pace_s, first
         self.tasks = 0
         self.error: BaseException | None = None
 
     def run(self) -> None:
         bp = BatchProducer(self.conf)
         try:
-            for frm in range(0, self.n, self.task):
+            for frm in range(self.first, self.n, self.task):
                 ids = range(frm, min(frm + self.task, self.n))
                 bp.produce(self.topic, [uid(i) for i in ids], None, [i % PARTITIONS for i in ids], None)
                 bp.finish(60)

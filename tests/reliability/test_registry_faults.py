@@ -306,3 +306,48 @@ def test_spark_read_fails_with_registry_unavailable_when_the_registry_dies_mid_r
     assert "RegistryUnavailable" in str(ei.value)
     assert f"schema id {writer_id}" in str(ei.value)
     assert registry_server.request_count(f"/schemas/ids/{writer_id}") >= 2  # retried before failing
+
+
+# ------------------------------------------------------------------ the write's look-up
+def test_the_look_up_never_takes_an_outage_or_a_wrong_url_for_not_registered(registry_server):
+    """The write's default mode asks the registry whether its schema is registered (issue 34). Only a
+    registry's own answer (40401/40403, or a bare 404 from a peer whose subject listing works) means
+    "not registered"; an outage is ``RegistryUnavailable`` and a web page answering 404 everywhere a
+    ``RegistryProtocolError`` — each fails the job as the environment's fault, not as a missing
+    registration."""
+    import http.server
+    import threading
+
+    from registry import ConfluentRegistry, RegistryProtocolError
+
+    registry_server.register("orders-value", json.dumps(V1))
+    client = ConfluentRegistry(fast_registry_config(registry_server.url, max_retries=1))
+    assert client.lookup_schema("orders-value", json.dumps(V1)).version == 1
+    assert client.lookup_schema("orders-value", json.dumps(V2)) is None  # 40403
+    registry_server.fail_next(5, 503)
+    with pytest.raises(RegistryUnavailable):
+        client.lookup_schema("orders-value", json.dumps(V1))
+
+    class _Html(http.server.BaseHTTPRequestHandler):
+        def _answer(self):
+            body = b"<html>not found</html>"
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args):
+            pass
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Html)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        site = ConfluentRegistry(fast_registry_config(f"http://127.0.0.1:{web.server_address[1]}"))
+        with pytest.raises(RegistryProtocolError, match="not a schema registry"):
+            site.lookup_schema("orders-value", json.dumps(V1))
+    finally:
+        web.shutdown()
+        web.server_close()

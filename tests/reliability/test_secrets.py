@@ -210,6 +210,81 @@ def test_registry_url_with_userinfo_is_not_shown_in_plans(spark, planted, capfd)
     assert_no_secret("plans with URL userinfo", plans + out, secrets=(REGISTRY_PASSWORD,))
 
 
+OAUTH_SECRET = "oauth-cs-Wk73PqZ1"
+
+
+@pytest.mark.slow
+@pytest.mark.kafka
+def test_oauth_client_secret_and_tokens_are_never_shown(spark, kafka, registry_server, write_doc, capfd, caplog,
+                                                        tmp_path):
+    """Registry OAuth (issue 34): the client secret and every access token the endpoint issued
+    (to the driver and to each Python worker) stay out of the driver objects, pickled partitions,
+    Spark's plans and logs, and the text of a refused read."""
+    import io
+
+    import fastavro
+
+    from connector.options import parse_options
+    from connector.spark._batch import BatchReader
+    from connector.spark._setup import build_setup
+    from connector.testing import TokenServer
+    from wireformat import encode_frame
+
+    from tests.integration.spark.helpers import unique_topic
+
+    topic = unique_topic("oauth-secrets")
+    sid = registry_server.register(f"{topic}-value", json.dumps(ORDER))
+    for i in range(6):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, fastavro.parse_schema(ORDER), {"id": i, "note": None})
+        kafka.produce(topic, encode_frame("confluent", sid, buf.getvalue()), partition=i % 2)
+    kafka.flush()
+    path = write_doc(json.dumps(_doc(kafka.bootstrap_servers, registry_server.url, topic)))
+    with TokenServer("spark-app", OAUTH_SECRET, expires_in=600) as idp:
+        registry_server.require_bearer_from(idp.valid)
+        options = {"asyncapi": path, "channel": "c", "schema.registry.max.retries": "0",
+                   "schema.registry.bearer.auth.credentials.source": "OAUTHBEARER",
+                   "schema.registry.bearer.auth.issuer.endpoint.url": idp.url,
+                   "schema.registry.bearer.auth.client.id": "spark-app",
+                   "schema.registry.bearer.auth.client.secret": OAUTH_SECRET}
+        texts = []
+        with caplog.at_level(logging.DEBUG):
+            setup = build_setup(parse_options(options))
+            reader = BatchReader(setup)
+            parts = reader.partitions()
+            texts += [_all_text(setup), _all_text(setup.registry_config)]
+            texts += [pickle.dumps(p).decode("latin-1") + _all_text(p) for p in parts]
+            assert sum(b.num_rows for p in parts for b in reader.read(p)) == 6
+        # (py4j logs every command at DEBUG, our own .option() calls included: only the connector's
+        # in-process logs are captured at DEBUG, as in the test above; Spark's output below)
+        texts.append("\n".join(f"{r.name} {r.getMessage()} {r.args!r}" for r in caplog.records))
+        with caplog.at_level(logging.INFO):
+            spark_reader = spark.read.format("asyncapi-kafka")
+            for k, v in options.items():
+                spark_reader = spark_reader.option(k, v)
+            df = spark_reader.load()
+            assert sorted(r.value.id for r in df.collect()) == list(range(6))
+            texts.append(df._jdf.queryExecution().toString())
+            df.explain(True)
+            wrong = spark.read.format("asyncapi-kafka")
+            for k, v in {**options, "schema.registry.bearer.auth.client.secret": OAUTH_SECRET + "-x",
+                         "schema.id": str(sid)}.items():
+                wrong = wrong.option(k, v)
+            with pytest.raises(Exception) as ei:
+                wrong.load()
+            assert "invalid_client" in str(ei.value)
+            texts.append(f"{ei.value!s} {ei.value!r}")
+        texts.append("\n".join(f"{r.name} {r.getMessage()} {r.args!r}" for r in caplog.records))
+        out, err = capfd.readouterr()
+        texts.append(out + err)
+        assert idp.issued >= 2  # the driver's token and the workers' own
+        secrets = (OAUTH_SECRET, *idp.tokens)
+        for where, text in zip(("setup", "registry config", *(f"partition {i}" for i in range(len(parts))),
+                                "log records (in-process, DEBUG)", "plans", "refused read", "log records (INFO)",
+                                "explain() and worker output"), texts):
+            assert_no_secret(where, text, secrets=secrets)
+
+
 def planted_registry_host(path: str) -> str:
     with open(path) as f:
         doc = json.load(f)

@@ -16,8 +16,8 @@ def test_services_and_ports_as_documented():
     assert "9092:9092" in SERVICES["kafka"]["ports"]
     assert "8081:8081" in SERVICES["schema-registry"]["ports"]
     assert "8888:8888" in SERVICES["spark"]["ports"]
-    readme = (ROOT / "README.md").read_text()
-    assert "docker compose up -d" in readme
+    docs = (ROOT / "docs" / "spark-connect.md").read_text()
+    assert "docker compose up -d" in docs
 
 
 def test_images_are_pinned_by_version():

@@ -1,5 +1,6 @@
 """Avro as a :class:`connector.formats.core.PayloadFormat`: the reader, the encoder and the
-writer names the generic ``Decoder``/``Encoder`` ask for."""
+writer names the generic ``Decoder``/``Encoder`` ask for, and what documents, data-contract
+rules and the sandbox ask of Avro."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,14 @@ from connector.errors import SchemaMappingError
 from connector.formats.avro._decode import AvroCodec, MixedCodecs
 from connector.formats.avro._encode import encode_avro
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
-from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of, refs_texts
+from connector.formats.core import (
+    DecodeOptions,
+    EncodeOptions,
+    canonical_text,
+    document_json,
+    refs_of,
+    refs_texts,
+)
 
 __all__ = ["AVRO", "AvroFormat", "reader_aliases"]
 
@@ -85,8 +93,11 @@ class AvroFormat:
     """Avro (``schemaFormat`` ``application/vnd.apache.avro*``, registry type ``AVRO``)."""
 
     name = "avro"
+    title = "Avro"
     registry_type = SchemaType.AVRO
     indexed_messages = False
+    #: a payload is bytes only its own schema can read: a schema cannot judge whether it fits
+    binary_payloads = True
 
     def reader(self, text, refs, message, options):
         if not text:
@@ -115,6 +126,36 @@ class AvroFormat:
 
     def canonical(self, text: str) -> str:
         return canonical_text(text)
+
+    def accepts_media_type(self, media: str) -> bool:
+        return media.startswith("application/vnd.apache.avro")  # +json, +yaml
+
+    def document_schema(self, payload, name_hint):
+        """Named types defined once and referred to by name; the value must be Avro JSON."""
+        value = payload.inlined()
+        if isinstance(value, str) and value.strip()[:1] in ("{", "[", '"'):
+            try:
+                value = json.loads(value)
+            except ValueError as e:
+                raise SchemaMappingError(f"Avro schema text is not JSON: {e}") from e
+        if not isinstance(value, (dict, list, str)):
+            raise SchemaMappingError("an Avro schema must be an object, array or type name")
+        return document_json(value), None
+
+    def tagged_leaves(self, text, refs, message):
+        from connector.formats.avro._contract import avro_leaves
+
+        return avro_leaves(text, refs_texts(refs))
+
+    def record_form(self, text, refs, message):
+        from connector.formats.avro._contract import AvroRecords
+
+        return AvroRecords(text, refs_texts(refs))
+
+    def samples(self, text, message, n, examples):
+        from connector.formats.avro._samples import avro_samples
+
+        return avro_samples(text, n, examples)
 
 
 AVRO = AvroFormat()

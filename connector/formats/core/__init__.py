@@ -11,7 +11,14 @@ Examples
 (<Mode.PERMISSIVE: 'PERMISSIVE'>, <EvolutionMode.RESCUE: 'rescue'>)
 """
 from connector.formats.core._arrow import payload_view, to_arrow_checked
-from connector.formats.core._colbuf import ColumnBuffers, ColumnTree, collection_array, collection_offsets, null_fills
+from connector.formats.core._colbuf import (
+    ColumnBuffers,
+    ColumnTree,
+    KernelBuffers,
+    collection_array,
+    collection_offsets,
+    null_fills,
+)
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
 from connector.formats.core._encode_options import FALLBACKS, EncodeOptions, EncodeResult, note_fallback
@@ -22,10 +29,24 @@ from connector.formats.core._evolution import (
     new_fields,
     rescue_json,
 )
-from connector.formats.core._jit import njit
-from connector.formats.core._format import EncoderModel, PayloadFormat, ReaderModel, canonical_text, refs_of, refs_texts
+from connector.formats.core._jit import load_cached, njit
+from connector.formats.core._format import (
+    DocumentPayload,
+    EncoderModel,
+    PayloadFormat,
+    ReaderModel,
+    RecordForm,
+    Samples,
+    canonical_text,
+    document_json,
+    refs_of,
+    refs_texts,
+)
+from connector.formats.core._leaves import BYTES, MAX_WALK_DEPTH, PRIMITIVE, STRING, Leaf
 from connector.formats.core._options import DecodeOptions, DecodeResult, EnumRepr, Mode
 from connector.formats.core._process import ProcessCache, SchemaBound
+from connector.formats.core._records import plain_json, transform_plain
+from connector.formats.core._samples import SAMPLE_BASE_TIME, SAMPLE_MAX_DEPTH
 from connector.formats.core._rows import (
     RowBook,
     fault_text,
@@ -36,7 +57,6 @@ from connector.formats.core._rows import (
     scatter,
 )
 from connector.formats.core._vec import (
-    EMPTY_BYTES,
     RowErrors,
     binary_from_buffers,
     byte_rows,
@@ -58,14 +78,17 @@ __all__ = [
     "note_fallback",
     # the format contract and the per-process cache
     "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
+    # what documents, data-contract rules and the sandbox ask of a format
+    "DocumentPayload", "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "RecordForm",
+    "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
-    "coerce", "EMPTY_BYTES", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
+    "coerce", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
     "int_values", "join_rows", "prepend", "valid_mask", "varint_lengths",
     "varints", "with_validity",
     "zigzag",
-    # compiled kernels: numba's njit, cached on disk where it can be
-    "njit",
+    # compiled kernels: numba's njit, cached on disk where it can be; loaded ahead for forks
+    "njit", "load_cached",
 ]

@@ -22,23 +22,43 @@ member                  meaning
                         ``package.Message`` or the JSON Schema ``title``): subject strategies
 ``encoder()``           the compiled encoder of one schema (an :class:`EncoderModel`)
 ``canonical()``         text that compares equal for equal schemas (registered-version lookup)
+``binary_payloads``     payloads only their own schema can read (Avro,
+                        Protobuf), so records of several types with no schema id cannot be told
+                        apart by trying each schema (``connector.formats._multi``)
+``title``               the format's name in messages (``"Avro"``)
+``accepts_media_type``  whether an AsyncAPI ``schemaFormat`` media type (lowercase, no
+                        parameters; ``""`` when absent) names this format
+``document_schema()``   the schema text (and Protobuf message) of an AsyncAPI payload: the format
+                        chooses how the document's ``$ref``\\s resolve (:class:`DocumentPayload`)
+``tagged_leaves()``     the walk to the leaf fields and their inline data-contract tags
+                        (:class:`connector.formats.core.Leaf`): what field rules touch
+``record_form()``       records as objects (:class:`RecordForm`): the rules' per-record path
+                        through confluent-kafka's serializer and deserializer
+``samples()``           example payloads generated from a schema (``asyncapi-kafka sandbox``)
 ======================  ==========================================================================
+
+Nothing outside a format's package compares a format's name (``tests/unit/test_format_names.py``):
+what differs between formats is a member here.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import pyarrow as pa
+
+from connector.errors import SchemaMappingError
 
 if TYPE_CHECKING:
     from registry import SchemaType
 
     from connector.formats.core._encode_options import EncodeOptions
+    from connector.formats.core._leaves import Leaf
     from connector.formats.core._options import DecodeOptions
 
-__all__ = ["PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text"]
+__all__ = ["PayloadFormat", "ReaderModel", "EncoderModel", "DocumentPayload", "RecordForm", "Samples", "refs_of",
+           "refs_texts", "canonical_text", "document_json"]
 
 
 class ReaderModel(Protocol):
@@ -82,6 +102,74 @@ class EncoderModel(Protocol):
         ...
 
 
+class DocumentPayload(Protocol):
+    """A payload schema of an AsyncAPI document, offered to its format
+    (:meth:`PayloadFormat.document_schema`), which picks how its ``$ref``\\s resolve. Each
+    method raises :class:`connector.errors.AsyncApiDocumentError` naming the document path
+    when a reference does not resolve."""
+
+    def resolved(self) -> Any:
+        """The node, its own ``$ref`` followed (a ``.proto`` source is a string)."""
+        ...
+
+    def inlined(self) -> Any:
+        """Every ``$ref`` inlined; a named type is referred to by name after its first
+        definition (Avro's named types)."""
+        ...
+
+    def bundled(self) -> Any:
+        """A self-contained JSON Schema: references bundled over the document's files, ``$id``\\s
+        and anchors followed, recursion through ``$defs``."""
+        ...
+
+
+class RecordForm(Protocol):
+    """The records of one schema as objects, the form confluent-kafka's serializers and
+    deserializers take and give (fastavro dicts, JSON values, Protobuf messages): the rules'
+    per-record path (:mod:`connector.schema.rules`)."""
+
+    @property
+    def message_class(self) -> Any:
+        """Protobuf: the generated message class; None for formats whose serdes take no class."""
+        ...
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """The payload of ``obj`` (no framing)."""
+        ...
+
+    def from_bytes(self, payload: bytes) -> Any:
+        """The object of a payload (no framing)."""
+        ...
+
+    def transform(self, obj: Any, leaf: Leaf, fn: Callable[[Any], Any]) -> Any:
+        """``obj`` with ``fn`` applied to each value of ``leaf`` (one of this schema's
+        :meth:`PayloadFormat.tagged_leaves`): a field transform of a rule, as confluent-kafka's
+        ``transform`` applies one; values of another type at that place are ``fn``'s to keep."""
+        ...
+
+    def to_json(self, obj: Any) -> bytes:
+        """``obj`` as the JSON confluent-kafka's DLQ action writes (dead-letter records)."""
+        ...
+
+    def deserializer(self, **kw: Any) -> Any:
+        """confluent-kafka's deserializer of this format (``kw``: its ``schema_registry_client``,
+        ``conf``, ``rule_conf``, ``rule_registry``)."""
+        ...
+
+    def serializer(self, schema: Any, **kw: Any) -> Any:
+        """confluent-kafka's serializer writing with ``schema`` (its ``schema_registry.Schema``)."""
+        ...
+
+
+class Samples(NamedTuple):
+    """Example payloads of a schema and, where records name their type by a message-index
+    path (:attr:`PayloadFormat.indexed_messages`), the path and full name of their type."""
+
+    payloads: list[bytes]
+    message_indexes: list[int] | None = None
+    full_name: str | None = None
+
+
 class PayloadFormat(Protocol):
     """A payload format: see the module table."""
 
@@ -94,6 +182,9 @@ class PayloadFormat(Protocol):
     @property
     def indexed_messages(self) -> bool: ...
 
+    @property
+    def binary_payloads(self) -> bool: ...
+
     def reader(self, text: str | None, refs: tuple, message: str | None,
                options: DecodeOptions) -> ReaderModel: ...
 
@@ -105,6 +196,27 @@ class PayloadFormat(Protocol):
                 options: EncodeOptions) -> EncoderModel: ...
 
     def canonical(self, text: str) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    def accepts_media_type(self, media: str) -> bool: ...
+
+    def document_schema(self, payload: DocumentPayload, name_hint: str | None) -> tuple[str, str | None]:
+        """(schema text, Protobuf message name or None) of a document's payload; raises
+        :class:`connector.errors.SchemaMappingError` when the payload is no schema of this format
+        (the caller adds the document path)."""
+        ...
+
+    def tagged_leaves(self, text: str, refs: tuple, message: str | None) -> Iterable[Leaf]: ...
+
+    def record_form(self, text: str, refs: tuple, message: str | None) -> RecordForm: ...
+
+    def samples(self, text: str, message: str | None, n: int, examples: list) -> Samples:
+        """``n`` payloads: the ``examples`` (JSON values, in turn) or else values generated from
+        the schema, deterministic (payload ``i`` is the same on every run); an example that does
+        not fit the schema raises ``ValueError``."""
+        ...
 
 
 def refs_texts(refs: tuple) -> tuple[str, ...]:
@@ -125,3 +237,17 @@ def canonical_text(text: str) -> str:
         return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
     except ValueError:
         return " ".join(text.split())
+
+
+def document_json(value: Any) -> str:
+    """Compact JSON text of a schema read from a document (Avro, JSON Schema).
+
+    Raises
+    ------
+    SchemaMappingError
+        ``value`` holds what JSON cannot (NaN, infinities).
+    """
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError as e:
+        raise SchemaMappingError(f"schema is not representable as JSON: {e}") from e

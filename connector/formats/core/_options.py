@@ -72,6 +72,9 @@ class DecodeOptions:
         Fields a writer has and the reader lacks: dropped, rescued (JSON in
         ``DecodeResult.rescued``) or a reason to stop (decode raises
         :class:`connector.formats.SchemaEvolutionError`). See ``connector.formats.core._evolution``.
+    validate_json : bool
+        JSON: a record its JSON Schema does not accept (python-jsonschema's verdict) is a row
+        error. False reads every record the type mapping can hold.
     """
 
     enum_as: EnumRepr = EnumRepr.STRING
@@ -79,6 +82,7 @@ class DecodeOptions:
     limits: Limits = DEFAULT_LIMITS
     fast_path: bool = True
     evolution: EvolutionMode = EvolutionMode.NONE
+    validate_json: bool = True
 
     def __post_init__(self):
         from connector.errors import ConfigError

@@ -49,7 +49,7 @@ class SchemaBound:
     pickles (format, schema text, references, message name, options) and the key of the
     objects compiled from it in each process (:class:`ProcessCache`)."""
 
-    _PICKLED = ("fmt", "text", "refs", "message", "options", "_key")
+    _PICKLED: tuple[str, ...] = ("fmt", "text", "refs", "message", "options", "_key")
 
     def __init__(self, fmt: str, text: str | None, refs: tuple, message: str | None, options: Any):
         self.fmt, self.text, self.refs, self.message, self.options = fmt, text, refs, message, options

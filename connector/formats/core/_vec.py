@@ -5,20 +5,28 @@ the pieces they assemble it from (Avro and Protobuf varints are the same LEB128 
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.errors import EncodeError
 
-__all__ = ["EMPTY_BYTES", "RowErrors", "binary_from_buffers", "zigzag", "varint_lengths", "varints",
+__all__ = ["RowErrors", "binary_from_buffers", "zigzag", "varint_lengths", "varints",
            "byte_rows", "join_rows", "prepend", "valid_mask",
            "int_values",
            "with_validity", "dense"]
 
-EMPTY_BYTES = pa.scalar(b"", pa.binary())
 _U64 = np.uint64
 _NONE = np.array(None, object)  # compares like None; numpy's stubs refuse a bare None operand
+
+
+@functools.cache
+def _empty_bytes() -> pa.Scalar:
+    # Made on first use, not at import: pyarrow's first conversion of a Python value imports
+    # pandas (to ask whether it is a pandas object), a second or more of every import.
+    return pa.scalar(b"", pa.binary())
 
 
 class RowErrors:
@@ -123,7 +131,7 @@ def join_rows(*args) -> pa.Array:
     parts = [p for p in args if not (isinstance(p, pa.Scalar) and p.as_py() == b"")]
     if len(parts) == 1 and isinstance(parts[0], pa.Array) and parts[0].null_count == 0:
         return parts[0]
-    return pc.binary_join_element_wise(*parts, EMPTY_BYTES, null_handling="replace", null_replacement="")
+    return pc.binary_join_element_wise(*parts, _empty_bytes(), null_handling="replace", null_replacement="")
 
 
 
@@ -136,7 +144,7 @@ def prepend(payloads, prefix: bytes) -> pa.Array:
         return pa.array(payloads, pa.binary())
     if not prefix:
         return payloads
-    return pc.binary_join_element_wise(pa.scalar(prefix, pa.binary()), payloads, EMPTY_BYTES)
+    return pc.binary_join_element_wise(pa.scalar(prefix, pa.binary()), payloads, _empty_bytes())
 
 
 
@@ -168,4 +176,4 @@ def with_validity(b: pa.Array, valid: np.ndarray) -> pa.Array:
 
 def dense(b: pa.Array) -> pa.Array:
     """Copy to offset 0 with empty (not null) values."""
-    return pc.binary_join_element_wise(b, EMPTY_BYTES, null_handling="replace", null_replacement="")
+    return pc.binary_join_element_wise(b, _empty_bytes(), null_handling="replace", null_replacement="")

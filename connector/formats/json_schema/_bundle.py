@@ -135,7 +135,8 @@ _WHOLE = object()
 
 
 def bundle(root: Any, resources: Resources, *, base: str = "", document: Any = _WHOLE,
-           max_nodes: int = MAX_NODES, max_ref_chain: int = MAX_REF_CHAIN) -> Any:
+           max_nodes: int = MAX_NODES, max_ref_chain: int = MAX_REF_CHAIN, fragments_in_document: bool = False,
+           notes: list[str] | None = None) -> Any:
     """One self-contained schema for ``root`` (see the module docstring).
 
     Parameters
@@ -149,6 +150,12 @@ def bundle(root: Any, resources: Resources, *, base: str = "", document: Any = _
     document : optional
         The whole document holding ``root`` when ``root`` is a node inside it (an AsyncAPI
         payload: ``#/components/...`` points into the document); default: ``root`` itself.
+    fragments_in_document : bool
+        AsyncAPI's rule (its official parser's): a ``#/...`` pointer that finds nothing in the
+        resource an ``$id`` opened resolves in the document holding the ``$ref``; where the
+        ``$id`` resource has the target, JSON Schema's resolution stands.
+    notes : list of str, optional
+        Receives one line per ``$ref`` resolved by that rule (``inspect`` shows them).
 
     Raises
     ------
@@ -157,6 +164,7 @@ def bundle(root: Any, resources: Resources, *, base: str = "", document: Any = _
         What ``resources`` raises (a file outside the reference root, ...) passes through.
     """
     b = _Bundler(resources, max_nodes, max_ref_chain)
+    b.fragments_in_document, b.notes = fragments_in_document, notes
     b.add(base, root if document is _WHOLE else document)
     return b.run(root, base, document is _WHOLE)
 
@@ -230,6 +238,8 @@ class _Bundler:
         self.defs: dict[Loc, str] = {}
         self.def_locs: dict[str, Loc] = {}
         self.recursive: set[Loc] = set()
+        self.fragments_in_document = False
+        self.notes: list[str] | None = None
 
     def run(self, root: Any, base: str, whole: bool) -> Any:
         # A part found to recur is referred to through $defs everywhere (only the bundle's root
@@ -347,7 +357,35 @@ class _Bundler:
                                          f"{fragment!r} in {anchor_base or 'the schema'}")
             return loc
         loc = (doc, tokens + _pointer(fragment, ref))
-        self.node_at(loc, ref)
+        try:
+            self.node_at(loc, ref)
+        except SchemaMappingError as e:
+            outer = self.in_document(ref, scope, file_base)
+            if outer is not None:
+                return outer
+            if self.fragments_in_document and ref.startswith("#/") and scope != file_base:
+                raise SchemaMappingError(f"{e} in the resource of $id {scope!r}, nor in the document") from e
+            raise
+        return loc
+
+    def in_document(self, ref: str, scope: str, file_base: str) -> Loc | None:
+        """A ``#/...`` pointer the ``$id`` resource lacks, resolved in the document holding the
+        ``$ref`` (see ``fragments_in_document``); None when that does not find it either."""
+        if not self.fragments_in_document or not ref.startswith("#/") or scope == file_base:
+            return None
+        hit = self.locate(file_base)
+        if hit is None:
+            return None
+        loc = (hit[0][0], _pointer(ref[1:], ref))
+        try:
+            self.node_at(loc, ref)
+        except SchemaMappingError:
+            return None
+        if self.notes is not None:
+            note = (f"$ref {ref!r} resolved in the AsyncAPI document: the resource of $id {scope!r} has "
+                    "nothing there")
+            if note not in self.notes:
+                self.notes.append(note)
         return loc
 
     def node_at(self, loc: Loc, ref: str) -> Any:

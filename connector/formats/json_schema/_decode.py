@@ -1,10 +1,10 @@
 """JSON payloads → one Arrow array of the reader's type.
 
-The vectorized path (``_json_engine``) validates every payload strictly and reads the fields
-pyarrow's JSON reader can express with one ``read_json`` call; maps, unions and free-form
-fields are read by msgspec against a type derived from the schema. The reference path
-(``fast_path=False``, used by equivalence tests): ``orjson.loads`` per record and a strict
-converter.
+The vectorized path (``_engine``: a compiled kernel) parses every payload strictly into the
+columns of the reader's type. The reference path (``fast_path=False``, used by equivalence
+tests): ``orjson.loads`` per record and a strict converter. Both judge records with the
+schema's reference validator (python-jsonschema, ``_reference``; ``options.validate_json``): a
+record it finds invalid is a row error naming the JSON path and the keyword.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from connector.formats.json_schema._engine import JsonEngine
 from connector.formats.json_schema._jassemble import BadValue, value_converter
+from connector.formats.json_schema._reference import Reference
 from connector.formats.json_schema._schema import JNode
 from connector.formats.core import DecodeOptions, to_arrow_checked
 
@@ -29,7 +30,8 @@ class JsonCodec:
         self.arrow_type = node.arrow
         self._convert = value_converter(node, dates_as_text=False)
         self.fast = options.fast_path
-        self._engine = JsonEngine(node, options) if self.fast else None
+        self.reference = Reference(node.schemas[0]) if options.validate_json and node.schemas else None
+        self._engine = JsonEngine(node, options, self.reference) if self.fast else None
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
         n = len(payloads)
@@ -50,6 +52,11 @@ class JsonCodec:
                 continue
             try:
                 v = orjson.loads(p)
+                why = self.reference.why(v) if self.reference is not None else None
+                if why is not None:
+                    rows.append(None)
+                    errors.append(f"{prefix}: not valid against its schema: {why}")
+                    continue
                 rows.append(p.decode() if self.node.kind == "json" else self._convert(v))
                 errors.append(None)
             except (orjson.JSONDecodeError, BadValue, ValueError, TypeError, OverflowError) as e:

@@ -6,8 +6,8 @@ dates, maps objects, free-form ``json`` leaves are parsed and embedded as JSON. 
 are left out of the object (so an optional property stays valid), except ``required``
 ones, written as ``null``: valid when the property allows null (``"type": ["string", "null"]``),
 else a validation error naming the property. Every value is then validated with ``jsonschema`` against the whole schema
-(``format`` is not asserted, as Confluent's serializer); a value the schema forbids is a row
-error. Serialization is ``orjson`` (compact, UTF-8).
+(the validator class the reader uses, ``_reference``; ``format`` is not asserted, as Confluent's
+serializer); a value the schema forbids is a row error. Serialization is ``orjson`` (compact, UTF-8).
 
 This module is the per-record reference path; the fast path (``_json_vec``) builds the
 text column-wise with Arrow and checks the common keywords vectorized, and is used for
@@ -23,6 +23,7 @@ import orjson
 import pyarrow as pa
 
 from connector.formats.json_schema._jsontext import loads_json_text
+from connector.formats.json_schema._reference import validator_class
 from connector.formats.json_schema._schema import JNode
 
 __all__ = ["JsonEncoder"]
@@ -99,9 +100,7 @@ class JsonEncoder:
         self.schema = json.loads(text) if isinstance(text, str) else text
         self.validator = None
         if validate and self.schema is not None:
-            import jsonschema
-            cls = jsonschema.validators.validator_for(self.schema)
-            self.validator = cls(self.schema)
+            self.validator = validator_class(self.schema)(self.schema)  # the reader's reference
         from connector.formats.json_schema._encode_vec import plan
         self.plan = plan(self.schema, node) if validate else None
         if not validate:

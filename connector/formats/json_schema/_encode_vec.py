@@ -23,8 +23,8 @@ Validation without a per-row validator covers ``type``, ``properties``, ``items`
 ``additionalProperties`` (a map's values; ``false`` on an object: a field outside
 ``properties`` must be absent), ``required``, ``enum``/``const`` (of strings, integers or
 booleans), ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (numbers),
-``minLength``/``maxLength``/``pattern`` (RE2; a pattern RE2 cannot compile sends the schema to
-the per-row path) on strings and on the text of dates and date-times, ``minItems``/``maxItems``,
+``minLength``/``maxLength``/``pattern`` (Python's ``re``, as python-jsonschema and the reader
+read it: ``_valid.pattern_misses``) on strings and on the text of dates and date-times, ``minItems``/``maxItems``,
 ``uniqueItems`` (arrays of strings, integers, booleans, dates, date-times), local ``$ref``, and
 ``oneOf``/``anyOf``/``allOf`` whose branches are checked the same way against the column
 (``{"type": "null"}`` branches included: the nullable-type pattern ``oneOf: [null, X]``):
@@ -33,9 +33,10 @@ Unknown keys (``x-...``, ``title``, ``format``, ...) are annotations, ignored as
 ignore them.
 
 A free-form JSON leaf (``{}``, a union of several types) holds JSON text: each value is
-parsed once, checked against its own part of the schema by ``jsonschema`` when that part has
-validation keywords (the root's validator evolved to it, so ``$ref`` resolves), and written
-back compact, as the per-record path writes it. A schema using another validation keyword
+parsed once, checked against its own part of the schema when that part has validation keywords
+with the reader's check (``_subvalid.sub_check``: fastjsonschema where it provably agrees with
+python-jsonschema, else python-jsonschema, whose reason a refused value gets), and written back
+compact, as the per-record path writes it. A schema using another validation keyword
 (``not``, ``if``/``then``, ``multipleOf``, ``patternProperties``, ...) is encoded by the
 per-record path (``_json``), which validates the whole record with ``jsonschema``;
 :func:`plan` decides once per schema.
@@ -50,7 +51,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.formats.json_schema._jsontext import loads_json_text
+from connector.formats.json_schema._reference import validator_class
 from connector.formats.json_schema._schema import JNode
+from connector.formats.json_schema._subvalid import sub_check
+from connector.formats.json_schema._valid import pattern_misses
 from connector.formats.core import RowErrors, valid_mask
 
 __all__ = ["plan", "encode_json_vectorized"]
@@ -155,75 +159,27 @@ class _Env:
         self._validator = None
 
     def leaf_check(self, s):
-        """A per-value check for a free-form leaf with schema ``s`` (``check(doc)`` → error text
-        or None), or None when ``s`` has only annotations."""
+        """A per-value check for a free-form leaf with schema ``s`` (``check(doc, text)`` → error
+        text or None), or None when ``s`` has only annotations. The verdict is the reader's
+        (``_subvalid.sub_check``: fastjsonschema where it provably agrees with python-jsonschema);
+        the reason of a refusal is python-jsonschema's."""
         if s is True or (isinstance(s, dict) and set(s) <= _ANNOTATIONS):
             return None
         if isinstance(s, dict) and set(s) - _ANNOTATIONS == {"type"}:
             types = s["type"] if isinstance(s["type"], list) else [s["type"]]
             if all(t in _PY_TYPES for t in types) and ("integer" not in types or "number" in types):
                 return _TypeCheck(types)
-        compiled = _compiled(self.root, s)
-        if compiled is not None:
-            return compiled
         if self._validator is None:
-            import jsonschema
-
-            self._validator = jsonschema.validators.validator_for(self.root)(self.root)
+            self._validator = validator_class(self.root)(self.root)
+        fast = sub_check(self.root, s, self._validator)
         validator = self._validator.evolve(schema=s)
 
-        def check(doc):
+        def check(doc, text=None):
+            if fast(doc, text):
+                return None
             err = next(iter(validator.iter_errors(doc)), None)
             return None if err is None else err.message[:300]
         return check
-
-
-_FAST_DRAFTS = ("draft-04", "draft-06", "draft-07")
-
-
-def _local_refs_only(x, depth: int = 0) -> bool:
-    """Whether every ``$ref`` in ``x`` points into the root's definitions."""
-    if depth > 200:
-        return False
-    if isinstance(x, dict):
-        ref = x.get("$ref")
-        if ref is not None and not (isinstance(ref, str) and ref.startswith(("#/definitions/", "#/$defs/"))):
-            return False
-        return all(_local_refs_only(v, depth + 1) for v in x.values())
-    if isinstance(x, list):
-        return all(_local_refs_only(v, depth + 1) for v in x)
-    return True
-
-
-def _compiled(root, s):
-    """``fastjsonschema``'s compiled check of a leaf's schema part (about 80x faster than
-    ``jsonschema`` on Stripe's ``data.object``), when it gives the same answers by
-    construction: the root names draft 4, 6 or 7 (which it implements; ``jsonschema`` picks the
-    same draft from ``$schema``), every ``$ref`` points into the root's definitions (copied
-    beside the part, so they resolve the same), formats are not asserted and defaults are not
-    filled in (``jsonschema`` does neither). Else None: ``jsonschema`` checks the leaf."""
-    draft = root.get("$schema") if isinstance(root, dict) else None
-    if not (isinstance(draft, str) and any(d in draft for d in _FAST_DRAFTS)) or not isinstance(s, dict) \
-            or "definitions" in s or "$defs" in s or not _local_refs_only(root):
-        return None
-    import fastjsonschema
-
-    wrapper = {**s, "$schema": draft}
-    for key in ("definitions", "$defs"):
-        if key in root:
-            wrapper[key] = root[key]
-    try:
-        validate = fastjsonschema.compile(wrapper, handlers={}, use_default=False, use_formats=False)
-    except fastjsonschema.JsonSchemaDefinitionException:
-        return None
-
-    def check(doc):
-        try:
-            validate(doc)
-        except fastjsonschema.JsonSchemaValueException as e:
-            return str(e.message)[:300]
-        return None
-    return check
 
 
 # A JSON value's type by Python type (a bool is checked first: True is an int to Python).
@@ -241,7 +197,7 @@ class _TypeCheck:
         self.names = types
         self.types = tuple(t for name in types for t in _PY_TYPES[name])
 
-    def __call__(self, doc):
+    def __call__(self, doc, text=None):
         ok = ("boolean" in self.names) if isinstance(doc, bool) else isinstance(doc, self.types)
         return None if ok else f"{str(doc)[:40]!r} is not of type {', '.join(map(repr, self.names))}"
 
@@ -328,9 +284,8 @@ def _plan(env: _Env, s, n: JNode, depth: int, in_branch: bool = False) -> Check:
         c.lengths = (s.get("minLength"), s.get("maxLength"))
         if "pattern" in s:
             try:
-                pc.match_substring_regex(pa.array([""]), s["pattern"])
                 re.compile(s["pattern"])
-            except (pa.ArrowInvalid, re.error, TypeError) as e:
+            except (re.error, TypeError) as e:
                 raise _NoPlan("pattern") from e
             c.pattern = s["pattern"]
     return c
@@ -557,7 +512,7 @@ def _check(c: Check, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str)
             bad = np.zeros(len(arr), bool)
             for i in np.flatnonzero(live).tolist():
                 try:
-                    bad[i] = c.leaf(loads_json_text(vals[i])) is not None
+                    bad[i] = c.leaf(loads_json_text(vals[i]), vals[i]) is not None
                 except (ValueError, RecursionError):
                     bad[i] = True
             ctx.fail(bad, f"{path}: is not valid JSON for its schema")
@@ -618,8 +573,8 @@ def _check(c: Check, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: str)
             ctx.fail(live & (ln > hi), lambda x: f"{path}: {str(x)[:40]!r} is longer than {hi}", arr)
     if c.pattern is not None:
         text = pc.utf8_slice_codeunits(_text(n, arr), 1, -1) if n.kind in _TEXT_WIDTH else arr
-        ok = pc.match_substring_regex(text, c.pattern).fill_null(True).to_numpy(zero_copy_only=False)
-        ctx.fail(live & ~ok, lambda x: f"{path}: {x[:40]!r} does not match {c.pattern!r}", text)
+        bad = pattern_misses(text, re.compile(c.pattern))
+        ctx.fail(live & bad, lambda x: f"{path}: {x[:40]!r} does not match {c.pattern!r}", text)
 
 
 # -- free-form leaves ---------------------------------------------------------------------
@@ -642,7 +597,7 @@ def _rewrite(c: Check, arr: pa.Array, live: np.ndarray, ctx: RowErrors, path: st
             try:
                 doc = loads_json_text(vals[i])
                 if c.leaf is not None and not (doc is None and omit_null):
-                    err = c.leaf(doc)
+                    err = c.leaf(doc, vals[i])
                     if err is not None:
                         why[i] = f"{path}: {err}"
                         continue

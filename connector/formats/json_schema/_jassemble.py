@@ -29,14 +29,26 @@ _ARROW_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, Unicod
 
 
 class JAssembly(ColumnTree):
-    """Builds the arrays of one decode call; ``failed``: {row: reason} found on the way."""
+    """Builds the arrays of one decode call; ``failed``: {row: reason} found on the way;
+    ``flagged``: rows whose values a column's validation (``JColumn.check``) sends to the
+    reference validator."""
 
     def __init__(self, prog: JsonProgram, bufs: ColumnBuffers, n: int):
         super().__init__(prog.cols, prog.root_col)
         self.prog, self.bufs, self.n = prog, bufs, n
         self.failed: dict[int, str] = {}
+        self.flagged = np.zeros(n, bool)
 
     def build(self, c: int) -> pa.Array:
+        arr = self._build(c)
+        check = self.prog.cols[c].check
+        if check is not None:
+            bad = check.failing(arr, arr.values if check.kind == "list" else None)
+            if bad.any():
+                self.flagged[self._rows_of(c, np.flatnonzero(bad))] = True
+        return arr
+
+    def _build(self, c: int) -> pa.Array:
         col = self.prog.cols[c]
         valid, val, lens = self.bufs.column(c)
         m = len(val)

@@ -48,14 +48,19 @@ class JNode:
     every object, as ``null`` when the value is null (the schema then judges whether it may be).
     ``integral`` (int and json): an integral number written with a fraction or an exponent
     (``2.0``, ``1e2``) is an integer, as JSON Schema says from draft 6 on; false for a document
-    that names draft 3 or 4 (there ``integer`` means a number written without them).
+    python-jsonschema validates as draft 3 or 4 (there ``integer`` means a number written
+    without them).
+    ``schemas``: the schema parts that apply to the node's value, outermost first: each ``$ref``
+    followed, the ``oneOf``/``anyOf`` whose one non-null branch the node maps, and last the part
+    the node was mapped from (what validation reads, :mod:`connector.formats.json_schema._valid`).
     """
 
-    __slots__ = ("allowed", "arrow", "fields", "integral", "items", "kind", "required")
+    __slots__ = ("allowed", "arrow", "fields", "integral", "items", "kind", "required", "schemas")
 
     def __init__(self, kind: str, fields=(), items=None, allowed=None, required=()):
         self.kind, self.fields, self.items = kind, tuple(fields), items
         self.integral = True
+        self.schemas: tuple = ()
         self.required = frozenset(required)
         if allowed is not None:  # null: every field is nullable; a number may be an integer
             allowed = frozenset(allowed) | {"null"} | ({"integer"} if "number" in allowed else set())
@@ -144,6 +149,12 @@ class _Builder:
         return out
 
     def walk(self, s: Any) -> JNode | None:
+        node = self._walk(s)
+        if node is not None:
+            node.schemas = (s,) + node.schemas
+        return node
+
+    def _walk(self, s: Any) -> JNode | None:
         if s is True or s is None or s == {}:
             return JNode("json")
         if s is False or not isinstance(s, dict):
@@ -254,7 +265,9 @@ def parse_json_schema(text: str | dict | None, *, max_depth: int = 0, refs: tupl
     except (TypeError, AttributeError, RecursionError) as e:  # a keyword's value of the wrong
         # JSON type, or nesting deeper than Python's stack
         raise SchemaMappingError(f"JSON Schema is malformed: {type(e).__name__}: {e}") from e
-    node = node if node is not None else JNode("json")
+    if node is None:  # the root cut: JSON text, still judged against the schema
+        node = JNode("json")
+        node.schemas = (text,)
     if not integral_integers(text):
         _lexical_integers(node)
     return node
@@ -262,10 +275,11 @@ def parse_json_schema(text: str | dict | None, *, max_depth: int = 0, refs: tupl
 
 def integral_integers(document: Any) -> bool:
     """Whether the document's ``integer`` takes integral numbers written with a fraction or an
-    exponent (``2.0``): every draft from 6 on, and a document that names none (its readers use the
-    newest); not drafts 3 and 4."""
-    uri = document.get("$schema") if isinstance(document, dict) else None
-    return not (isinstance(uri, str) and ("draft-03" in uri or "draft-04" in uri))
+    exponent (``2.0``): every draft from 6 on; not drafts 3 and 4 — the draft python-jsonschema
+    validates the document with (``$schema``; the newest for none or one it does not know)."""
+    from connector.formats.json_schema._reference import draft_of
+
+    return draft_of(document) not in ("draft3", "draft4")
 
 
 def _lexical_integers(root: JNode) -> None:

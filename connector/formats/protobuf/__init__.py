@@ -8,15 +8,32 @@ Examples
 >>> compile_proto('syntax = "proto3"; package p; message A {} message B {}').message_names()
 ['p.A', 'p.B']
 """
+from typing import TYPE_CHECKING
+
 from connector.formats.protobuf._format import PROTOBUF, ProtobufFormat
-from connector.formats.protobuf._schema import (
-    WKT_JSON,
-    WKT_SCALARS,
-    CompiledProto,
-    arrow_type_of_message,
-    compile_proto,
-    is_map,
-)
+
+if TYPE_CHECKING:
+    from connector.formats.protobuf._schema import (
+        WKT_JSON,
+        WKT_SCALARS,
+        CompiledProto,
+        arrow_type_of_message,
+        compile_proto,
+        is_map,
+    )
+from connector.formats.protobuf._source import top_level_messages
 
 __all__ = ["PROTOBUF", "ProtobufFormat", "CompiledProto", "compile_proto", "arrow_type_of_message", "is_map",
-           "WKT_JSON", "WKT_SCALARS"]
+           "WKT_JSON", "WKT_SCALARS", "top_level_messages"]
+
+_SCHEMA_NAMES = frozenset(__all__) - {"PROTOBUF", "ProtobufFormat", "top_level_messages"}
+
+
+def __getattr__(name: str):
+    # The schema model imports google.protobuf: loaded when a name of it is first asked for,
+    # so the format table (which every read imports) does not pay for it.
+    if name in _SCHEMA_NAMES:
+        from connector.formats.protobuf import _schema
+
+        return getattr(_schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,6 @@
 """Protobuf as a :class:`connector.formats.core.PayloadFormat`: the reader, the encoder and the
-writer names the generic ``Decoder``/``Encoder`` ask for."""
+writer names the generic ``Decoder``/``Encoder`` ask for, and what documents, data-contract
+rules and the sandbox ask of Protobuf."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,9 +11,10 @@ from registry import SchemaType
 
 from connector.errors import SchemaMappingError
 from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of
-from connector.formats.protobuf._decode import ProtoCodec
-from connector.formats.protobuf._encode import ProtoEncoder
-from connector.formats.protobuf._schema import compile_proto
+from connector.formats.protobuf._source import top_level_messages
+
+# google.protobuf, ptars and the compiler load with the first Protobuf schema, not with the
+# format table that every read imports.
 
 __all__ = ["PROTOBUF", "ProtobufFormat"]
 
@@ -23,6 +25,9 @@ class ProtobufReader:
     aliases: dict[str, str] = {}
 
     def __init__(self, text: str, refs: tuple, message: str | None, options: DecodeOptions):
+        from connector.formats.protobuf._decode import ProtoCodec
+        from connector.formats.protobuf._schema import compile_proto
+
         self.codec = ProtoCodec(compile_proto(text, refs), message, options)
         self.arrow_type: pa.DataType = self.codec.arrow_type
         self.full_name: str | None = self.codec.full_name
@@ -38,6 +43,9 @@ class ProtobufReader:
 
 class ProtobufEncoderModel:
     def __init__(self, text: str, refs: tuple, message: str | None, options: EncodeOptions):
+        from connector.formats.protobuf._encode import ProtoEncoder
+        from connector.formats.protobuf._schema import compile_proto
+
         self.proto = ProtoEncoder(compile_proto(text, refs), message,
                                   options.max_recursion_depth)
         self.arrow_type: pa.DataType = self.proto.arrow_type
@@ -52,8 +60,11 @@ class ProtobufFormat:
     """Protobuf (``schemaFormat`` ``application/vnd.google.protobuf*``, registry type ``PROTOBUF``)."""
 
     name = "protobuf"
+    title = "Protobuf"
     registry_type = SchemaType.PROTOBUF
     indexed_messages = True
+    #: a payload is bytes only its own schema can read: a schema cannot judge whether it fits
+    binary_payloads = True
 
     def reader(self, text, refs, message, options):
         if not text:
@@ -61,10 +72,14 @@ class ProtobufFormat:
         return ProtobufReader(text, refs, message, options)
 
     def writer_name(self, text, refs, path, options):
+        from connector.formats.protobuf._schema import compile_proto
+
         return compile_proto(text, refs).full_name_for_indexes(path)
 
     def record_name(self, text, refs, message):
         """``package.Message`` of ``message`` (the first top-level message when None)."""
+        from connector.formats.protobuf._schema import compile_proto
+
         compiled = compile_proto(text, refs)
         if message is None:
             names = compiled.message_names()
@@ -78,6 +93,36 @@ class ProtobufFormat:
 
     def canonical(self, text: str) -> str:
         return canonical_text(text)
+
+    def accepts_media_type(self, media: str) -> bool:
+        return media in ("application/vnd.google.protobuf", "application/x-protobuf", "application/protobuf")
+
+    def document_schema(self, payload, name_hint):
+        """The ``.proto`` source as written; the message is the one ``name_hint`` names (the
+        document's message name, any case), else the file's only top-level message."""
+        text = payload.resolved()
+        if not isinstance(text, str):
+            raise SchemaMappingError("a Protobuf schema must be .proto source text")
+        names = top_level_messages(text)
+        if not names:
+            raise SchemaMappingError("the .proto source declares no message")
+        by_lower = {n.lower(): n for n in names}
+        return text, by_lower.get((name_hint or "").lower()) or (names[0] if len(names) == 1 else None)
+
+    def tagged_leaves(self, text, refs, message):
+        from connector.formats.protobuf._contract import protobuf_leaves
+
+        return protobuf_leaves(text, refs, message)
+
+    def record_form(self, text, refs, message):
+        from connector.formats.protobuf._contract import ProtobufRecords
+
+        return ProtobufRecords(text, refs, message)
+
+    def samples(self, text, message, n, examples):
+        from connector.formats.protobuf._samples import protobuf_samples
+
+        return protobuf_samples(text, message, n, examples)
 
 
 PROTOBUF = ProtobufFormat()

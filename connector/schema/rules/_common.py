@@ -25,11 +25,12 @@ import pyarrow.compute as pc
 from registry import Rule, Schema, Secret
 
 from connector.errors import ConfigError
+from connector.formats import payload_format, refs_of
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._kms import KmsSettings
 
 __all__ = ["ContractSettings", "active_rules", "failure_action", "RowFailures", "replayed", "VECTORIZED_TYPES",
-           "DLQ_HEADERS"]
+           "DLQ_HEADERS", "strategy_record", "record_form"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -253,3 +254,17 @@ def per_record_reason(encoding: list[Rule], domain: list[Rule]) -> str | None:
                 continue
         why = why or f"{rule.type} {rule.kind} rule {rule.name!r}"
     return why
+
+
+def strategy_record(strategy: str, fmt: str, schema: Schema, message: str | None) -> str | None:
+    """The record name the subject name ``strategy`` needs of ``schema`` (None for the topic
+    strategies): the format's record name."""
+    if strategy in ("TopicNameStrategy", "SimpleTopicNameStrategy"):
+        return None
+    return payload_format(fmt).record_name(schema.text, refs_of(schema), message)
+
+
+def record_form(fmt: str, schema: Schema, message: str | None):
+    """``schema``'s records as objects (the format's :class:`connector.formats.core.RecordForm`):
+    what the per-record path hands confluent-kafka's serdes."""
+    return payload_format(fmt).record_form(schema.text, refs_of(schema), message)

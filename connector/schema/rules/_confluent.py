@@ -6,15 +6,14 @@ reading, the record's bytes go through its deserializer (with ``use.latest.versi
 ``use.latest.with.metadata`` or ``use.schema.id`` as the read chose its reader), and the object
 that comes out is written again with the schema it now has, so the vectorized decoder reads it
 like any record; writing, the record our encoder made is read back into an object and handed to
-its serializer with ``use.schema.id``. Needs ``confluent-kafka[rules]``.
+its serializer with ``use.schema.id``. Needs ``confluent-kafka[rules]``. Which serde class a
+format uses, and its records as objects, are the format's (``PayloadFormat.record_form``).
 
 A rule whose ``onFailure`` is DLQ is captured here (the record is not sent by confluent-kafka's
 action): :mod:`connector.schema.rules._engine` sends it with the job's own producer.
 """
 from __future__ import annotations
 
-import io
-import json
 import threading
 from typing import Any
 
@@ -98,9 +97,10 @@ _drivers_registered = False
 
 
 class RecordSerde:
-    """confluent-kafka serdes for one registry, KMS settings, format and key/value side (per process)."""
+    """confluent-kafka serdes for one registry, KMS settings and key/value side (per process);
+    each format's serde comes from its :class:`connector.formats.core.RecordForm`."""
 
-    def __init__(self, registry: RegistryConfig, kms_conf: dict[str, str], fmt: str, is_key: bool,
+    def __init__(self, registry: RegistryConfig, kms_conf: dict[str, str], is_key: bool,
                  reader_conf: dict[str, Any]):
         global _drivers_registered
         m = _modules()
@@ -109,7 +109,7 @@ class RecordSerde:
             if not _drivers_registered:
                 m["LocalKmsDriver"].register()
                 _drivers_registered = True
-        self.fmt, self.is_key = fmt, is_key
+        self.is_key = is_key
         self._client = m["SchemaRegistryClient"](sr_conf(registry))
         self._kms_conf = dict(kms_conf)
         self._reader_conf = dict(reader_conf)
@@ -149,71 +149,47 @@ class RecordSerde:
         return {"subject.name.strategy": self._strategy}
 
     # -- reads ------------------------------------------------------------------------------------
-    def _deserializer(self, message_class):
-        key = message_class
-        d = self._deser.get(key)
-        if d is not None:
-            return d
-        from confluent_kafka.schema_registry.avro import AvroDeserializer
-        from confluent_kafka.schema_registry.json_schema import JSONDeserializer
-        from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    def _kw(self, conf: dict[str, Any]) -> dict[str, Any]:
+        return {"schema_registry_client": self._client, "conf": conf, "rule_conf": self._kms_conf,
+                "rule_registry": self._rules}
 
-        conf = {**self._common(), **self._reader_conf}
-        kw = {"schema_registry_client": self._client, "conf": conf, "rule_conf": self._kms_conf,
-              "rule_registry": self._rules}
-        if self.fmt == "avro":
-            d = AvroDeserializer(**kw)
-        elif self.fmt == "json":
-            d = JSONDeserializer(None, **kw)
-        else:
-            d = ProtobufDeserializer(message_class, **kw)
-        self._deser[key] = d
+    def _deserializer(self, form):
+        key = form.message_class  # the writer's schema comes from the registry: one per class
+        d = self._deser.get(key)
+        if d is None:
+            d = self._deser[key] = form.deserializer(**self._kw({**self._common(), **self._reader_conf}))
         return d
 
-    def deserialize(self, data: bytes, topic: str, subject: str, headers, message_class=None):
-        """``(object, None, None)``, or ``(None, error text, rule that asked for the DLQ or None)``."""
+    def deserialize(self, data: bytes, topic: str, subject: str, headers, form):
+        """``(object, None, None)``, or ``(None, error text, rule that asked for the DLQ or None)``;
+        ``form``: the records' :class:`connector.formats.core.RecordForm`."""
         c = _captured()
         c.rule = c.error = None
         with self._lock:
             self._subject = subject
             try:
-                return self._deserializer(message_class)(data, self._ctx(topic, headers)), None, None
+                return self._deserializer(form)(data, self._ctx(topic, headers)), None, None
             except Exception as e:  # noqa: BLE001 - a record's rule failure becomes its row error
                 return None, _describe(e), c.rule
 
     # -- writes -----------------------------------------------------------------------------------
-    def _serializer(self, target: Schema, message_class=None):
-        key = (target.id, message_class)
+    def _serializer(self, target: Schema, form):
+        key = (target.id, form.message_class)
         s = self._ser.get(key)
-        if s is not None:
-            return s
-        from confluent_kafka.schema_registry.avro import AvroSerializer
-        from confluent_kafka.schema_registry.json_schema import JSONSerializer
-        from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
-
-        conf = {**self._common(), "auto.register.schemas": False, "use.schema.id": target.id}
-        kw = {"schema_registry_client": self._client, "conf": conf, "rule_conf": self._kms_conf,
-              "rule_registry": self._rules}
-        text = self._m["Schema"](target.text, target.schema_type.value, list(_refs(target)))
-        if self.fmt == "avro":
-            s = AvroSerializer(schema_str=text, **kw)
-        elif self.fmt == "json":
-            s = JSONSerializer(text, **kw)
-        else:
-            s = ProtobufSerializer(message_class, conf={**conf, "use.deprecated.format": False},
-                                   schema_registry_client=self._client, rule_conf=self._kms_conf,
-                                   rule_registry=self._rules)
-        self._ser[key] = s
+        if s is None:
+            conf = {**self._common(), "auto.register.schemas": False, "use.schema.id": target.id}
+            text = self._m["Schema"](target.text, target.schema_type.value, list(_refs(target)))
+            s = self._ser[key] = form.serializer(text, **self._kw(conf))
         return s
 
-    def serialize(self, obj: Any, target: Schema, topic: str, subject: str, message_class=None):
+    def serialize(self, obj: Any, target: Schema, topic: str, subject: str, form):
         """``(Confluent-framed bytes, None, None)`` or ``(None, error text, DLQ rule or None)``."""
         c = _captured()
         c.rule = c.error = None
         with self._lock:
             self._subject = subject
             try:
-                return self._serializer(target, message_class)(obj, self._ctx(topic, None)), None, None
+                return self._serializer(target, form)(obj, self._ctx(topic, None)), None, None
             except Exception as e:  # noqa: BLE001 - a record's rule failure becomes its row error
                 return None, _describe(e), c.rule
 
@@ -235,39 +211,3 @@ def _describe(e: BaseException) -> str:
             parts.append(text)
         cur = cur.__cause__ or cur.__context__
     return parts[-1] if parts else type(e).__name__
-
-
-# -- objects <-> bytes of a schema ----------------------------------------------------------------
-def avro_schema(schema: Schema) -> Any:
-    """The fastavro schema of a registry Avro schema (its references as named types)."""
-    import fastavro
-
-    named: dict = {}
-    for _, ref in schema.resolved_references:
-        fastavro.parse_schema(json.loads(ref.text), named_schemas=named)
-    text = schema.text.strip()
-    return fastavro.parse_schema(json.loads(text), named_schemas=named)
-
-
-def to_bytes(obj: Any, fmt: str, parsed: Any) -> bytes:
-    """The payload of ``obj`` in the schema ``parsed`` (fastavro schema; unused for JSON/Protobuf)."""
-    if fmt == "avro":
-        import fastavro
-
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, obj)
-        return buf.getvalue()
-    if fmt == "json":
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return obj.SerializeToString()
-
-
-def from_bytes(payload: bytes, fmt: str, parsed: Any) -> Any:
-    """The object confluent-kafka's serializer takes for ``payload`` (fastavro dicts, JSON, a message)."""
-    if fmt == "avro":
-        import fastavro
-
-        return fastavro.schemaless_reader(io.BytesIO(payload), parsed, None)
-    if fmt == "json":
-        return json.loads(payload)
-    return parsed.FromString(payload)

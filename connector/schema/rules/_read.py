@@ -32,7 +32,7 @@ from registry import RegistryConfig, Schema, client_for, subject_name
 from wireformat import ErrorCode, Framing, encode_frame, encode_protobuf_indexes
 
 from connector.errors import ConfigError
-from connector.formats import DecodeResult, payload_format, refs_of
+from connector.formats import DecodeResult
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import (
@@ -43,8 +43,10 @@ from connector.schema.rules._common import (
     RowFailures,
     active_rules,
     failure_action,
+    record_form,
     replayed,
     send_to_dlq,
+    strategy_record,
 )
 from connector.schema.rules._crypto import decrypt_column
 from connector.schema.rules._fields import (
@@ -109,10 +111,8 @@ class ReadRules:
         if topic is None:
             raise ConfigError("this value's schema has data-contract rules whose keys belong to a subject, and the "
                               "record's topic is unknown: pass subject= or topic= (from_registry)")
-        record = None
-        if self.strategy not in ("TopicNameStrategy", "SimpleTopicNameStrategy"):
-            record = payload_format(self.fmt).record_name(writer.text, refs_of(writer), self.message)
-        return subject_name(self.strategy, topic, record, self.is_key)
+        return subject_name(self.strategy, topic, strategy_record(self.strategy, self.fmt, writer, self.message),
+                            self.is_key)
 
     # -- the batch ----------------------------------------------------------------------------------
     def decode(self, parsed, decoder, lookup, *, raw: pa.Array, topics=None, keys=None,
@@ -121,7 +121,7 @@ class ReadRules:
         n = len(parsed)
         st = self._state()
         if st.known_ruleless(parsed):  # the common batch: one writer schema, known to have no rules
-            return decoder.decode(parsed, lookup)
+            return decoder.decode(parsed, lookup, headers=headers)
         fails = RowFailures(n, "READ", self.settings)
         groups = []
         for key, rows in parsed.group_by_schema():
@@ -138,7 +138,7 @@ class ReadRules:
                 st.remember_ruleless(parsed, key)
             groups.extend(found)
         if not groups:
-            return decoder.decode(parsed, lookup)
+            return decoder.decode(parsed, lookup, headers=headers)
 
         topic_list = _as_list(topics, n)
         payload = parsed.payload
@@ -159,7 +159,7 @@ class ReadRules:
                 patches.append((g.rows, new))
                 skip[g.rows[bad]] = True
         dparsed = _patched(parsed, patches, skip)
-        res = decoder.decode(dparsed, lookup)
+        res = decoder.decode(dparsed, lookup, headers=headers)
         values, derr = res.values, res.errors.to_numpy(zero_copy_only=False).copy()
         parts: list[tuple[np.ndarray, pa.Array]] = []
         for g in groups:
@@ -216,7 +216,7 @@ class _State:
         self.lock = threading.Lock()
         self.plans: dict[tuple, _Plan | None] = {}
         self.serde: Any = None
-        self.parsed_schemas: dict[Any, Any] = {}
+        self.forms: dict[Any, Any] = {}
 
     @property
     def ring(self):
@@ -451,44 +451,30 @@ class _State:
 
             r = self.rules
             conf = {k: dict(v) if k == "use.latest.with.metadata" else v for k, v in r.reader_conf}
-            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.fmt, r.is_key, conf)
+            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.is_key, conf)
         return self.serde
 
-    def _codec(self, schema: Schema):
-        """What re-encodes an object of ``schema`` (fastavro schema; Protobuf: the message class)."""
+    def _form(self, schema: Schema):
+        """``schema``'s records as objects (what re-encodes what the deserializer gives)."""
         key = (schema.id, schema.guid, schema.text)
-        hit = self.parsed_schemas.get(key)
-        if hit is None:
-            from connector.schema.rules._confluent import avro_schema
-
-            if self.rules.fmt == "avro":
-                hit = avro_schema(schema)
-            elif self.rules.fmt == "protobuf":
-                from connector.formats.protobuf import compile_proto
-
-                compiled = compile_proto(schema.text, refs_of(schema))
-                hit = compiled.message_class(compiled.find(self.rules.message))
-            else:
-                hit = True
-            self.parsed_schemas[key] = hit
-        return hit
+        form = self.forms.get(key)
+        if form is None:
+            form = self.forms[key] = record_form(self.rules.fmt, schema, self.rules.message)
+        return form
 
     def per_record(self, work, parsed, raw, topics, headers, decoder, lookup, fails):
         """Run groups through confluent-kafka's deserializer; yields (rows, values, decode errors)."""
-        from connector.schema.rules._confluent import to_bytes
-
         serde = self._serde()
         hdrs = _header_lists(headers)
         payload = parsed.payload
         for g, rows, why in work:
             out_schema = self.rules.reader if self.rules.reader is not None else g.writer
-            codec = self._codec(out_schema)
-            cls = codec if self.rules.fmt == "protobuf" else None
+            form = self._form(out_schema)
             new: list[bytes | None] = []
             for row in rows.tolist():
                 data = _confluent_frame(parsed, row, g.writer, payload)
                 obj, err, dlq_rule = serde.deserialize(data, topics[row] or "", g.subject,
-                                                       hdrs[row] if hdrs is not None else None, cls)
+                                                       hdrs[row] if hdrs is not None else None, form)
                 if err is not None:
                     if dlq_rule is not None:
                         fails.fail(np.array([row]), _rule_of(dlq_rule), err, g.subject)
@@ -497,7 +483,7 @@ class _State:
                     new.append(None)
                     continue
                 try:
-                    new.append(to_bytes(obj, self.rules.fmt, codec))
+                    new.append(form.to_bytes(obj))
                 except Exception as e:  # noqa: BLE001 - an object the schema cannot hold: the row's error
                     fails.error(np.array([row]), f"data contract ({why}): re-encoding the result failed: {e}")
                     new.append(None)

@@ -16,7 +16,7 @@ the dead-letter topic and leaves it out of the write.
 from __future__ import annotations
 
 import dataclasses
-import json
+import functools
 import logging
 import threading
 from typing import Any
@@ -29,7 +29,7 @@ from registry import RegistryConfig, Schema, subject_name
 from wireformat import Framing, parse_frames
 
 from connector.errors import ConfigError
-from connector.formats import EncodeResult, payload_format, refs_of
+from connector.formats import EncodeResult, payload_format
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import (
@@ -38,7 +38,9 @@ from connector.schema.rules._common import (
     RowFailures,
     active_rules,
     put_rows,
+    record_form,
     send_to_dlq,
+    strategy_record,
     true_rows,
 )
 from connector.schema.rules._crypto import encrypt_column
@@ -88,9 +90,7 @@ class WriteRules:
         if topics is None:
             raise ConfigError("the schema's encryption rules need the record's subject: name it (subject=) or the "
                               "topic")
-        record = None
-        if self.strategy not in ("TopicNameStrategy", "SimpleTopicNameStrategy"):
-            record = payload_format(self.fmt).record_name(self.target.text, refs_of(self.target), self.message)
+        record = strategy_record(self.strategy, self.fmt, self.target, self.message)
         if isinstance(topics, str):
             return [subject_name(self.strategy, topics, record, self.is_key)] * n
         cache: dict[str, str] = {}
@@ -136,7 +136,7 @@ class _State:
         self.needs_subject = bool(self.per_record) or any(
             r.type in ("ENCRYPT", "ENCRYPT_PAYLOAD") for r in self.domain + self.encoding)
         self.serde: Any = None
-        self.codec: Any = None
+        self.form: Any = None
 
     @property
     def ring(self):
@@ -262,40 +262,29 @@ class _State:
         return values
 
     # -- per record -----------------------------------------------------------------------------------
-    def _codec(self):
-        if self.codec is None:
-            from connector.schema.rules._confluent import avro_schema
-
-            t, fmt = self.rules.target, self.rules.fmt
-            if fmt == "avro":
-                self.codec = avro_schema(t)
-            elif fmt == "protobuf":
-                from connector.formats.protobuf import compile_proto
-
-                compiled = compile_proto(t.text, refs_of(t))
-                self.codec = compiled.message_class(compiled.find(self.rules.message))
-            else:
-                self.codec = True
-        return self.codec
+    def _form(self):
+        """The target's records as objects (what reads our encoder's bytes back for the serializer)."""
+        if self.form is None:
+            self.form = record_form(self.rules.fmt, self.rules.target, self.rules.message)
+        return self.form
 
     def per_record_encode(self, values, encoder, column, subjects, topics, fails) -> EncodeResult:
-        from connector.schema.rules._confluent import RecordSerde, from_bytes
+        from connector.schema.rules._confluent import RecordSerde
 
         r = self.rules
         if self.serde is None:
-            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.fmt, r.is_key, {})
+            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.is_key, {})
         res = encoder.encode(values, column)
         plain = res.payloads.to_pylist()
-        codec = self._codec()
+        form = self._form()
         topic_list = [topics] * len(plain) if topics is None or isinstance(topics, str) else list(topics)
         out: list[bytes | None] = []
         for i, p in enumerate(plain):
             if p is None:
                 out.append(None)
                 continue
-            obj = from_bytes(p, r.fmt, codec)
-            framed, err, dlq_rule = self.serde.serialize(obj, r.target, topic_list[i] or "", subjects[i],
-                                                         codec if r.fmt == "protobuf" else None)
+            obj = form.from_bytes(p)
+            framed, err, dlq_rule = self.serde.serialize(obj, r.target, topic_list[i] or "", subjects[i], form)
             if err is not None:
                 if dlq_rule is not None:
                     from registry import Rule
@@ -307,7 +296,7 @@ class _State:
                 continue
             out.append(framed)
         framed_arr = pa.array(out, pa.binary())
-        parsed = parse_frames(framed_arr, Framing.CONFLUENT, protobuf_indexes=r.fmt == "protobuf")
+        parsed = parse_frames(framed_arr, Framing.CONFLUENT, protobuf_indexes=payload_format(r.fmt).indexed_messages)
         payloads = pc.if_else(pc.is_valid(framed_arr), parsed.payload, pa.nulls(len(out), pa.binary()))
         return EncodeResult(payloads, res.errors)
 
@@ -319,53 +308,27 @@ class _State:
                 for t in rule.tags}
         redact = [leaf for leaf in leaves_of(self.rules.target, self.rules.fmt, self.rules.message)
                   if tags & leaf.tags and leaf.type in (STRING, BYTES)]
-        from connector.schema.rules._confluent import from_bytes
-
+        form = self._form()
         for row, p in zip(rows.tolist(), plain):
             if p is None:
                 continue
-            obj = from_bytes(p, self.rules.fmt, self._codec())
-            if self.rules.fmt == "protobuf":
-                from google.protobuf import json_format
-
-                obj = json_format.MessageToDict(obj, preserving_proto_field_name=True)
+            obj = form.from_bytes(p)
             for leaf in redact:
-                _redact(obj, leaf.path, leaf.type)
-            out[row] = json.dumps(obj, default=_json_default).encode("utf-8")
+                obj = form.transform(obj, leaf, functools.partial(_redacted, leaf.type))
+            out[row] = form.to_json(obj)
         return out
 
 
 _STATES = ProcessCache()
 
 
-def _redact(obj: Any, path: tuple[str, ...], typ: str) -> None:
-    if not path:
-        return
-    step, rest = path[0], path[1:]
-    if step in ("[]", "{}"):
-        items = obj if isinstance(obj, list) else list(obj.values()) if isinstance(obj, dict) else []
-        for i, item in enumerate(items):
-            if not rest and item is not None:
-                if isinstance(obj, list):
-                    obj[i] = "<REDACTED>" if typ == STRING else b"<REDACTED>"
-            else:
-                _redact(item, rest, typ)
-        return
-    if isinstance(obj, dict) and step in obj:
-        if rest:
-            _redact(obj[step], rest, typ)
-        elif obj[step] is not None:
-            obj[step] = "<REDACTED>" if typ == STRING else b"<REDACTED>"
-
-
-def _json_default(o: Any) -> str:
-    if isinstance(o, (bytes, bytearray)):
-        return bytes(o).decode("latin-1")
-    return str(o)
-
-
-
-
+def _redacted(typ: str, value: Any) -> Any:
+    """confluent-kafka's ``FieldRedactionExecutor``: a tagged string or bytes value's stand-in."""
+    if typ == STRING and isinstance(value, str):
+        return "<REDACTED>"
+    if typ == BYTES and isinstance(value, (bytes, bytearray)):
+        return b"<REDACTED>"
+    return value
 
 
 def _keys(keys, n: int) -> list | None:

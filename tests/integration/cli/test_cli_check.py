@@ -327,3 +327,38 @@ def test_json_report_for_scripts(capsys, tmp_path, tansu, registry):
     assert report["server"] == "local" and report["counts"]["drift"] >= 1
     drift = [r for r in report["results"] if r["status"] == "drift"]
     assert any(r["channel"] == "orders" and r["where"].startswith("js.orders") for r in drift)
+
+
+@pytest.mark.tansu
+@pytest.mark.karapace
+def test_look_up_and_compatibility_on_the_stand_in_and_karapace(capsys, tmp_path, tansu, registry_peer):
+    """The document's schemas against each registry: a Protobuf schema the registry stores reprinted
+    is found by the registry's look-up (the latest version), and an Avro schema that breaks the
+    subject's BACKWARD compatibility is drift, by the registry's own check."""
+    peer = registry_peer
+    prefix = peer.unique("peer").replace(".", "-")
+    proto = ('syntax = "proto3";\npackage chk;\nmessage Payment {\n  message Line { string sku = 1; }\n'
+             '  int64 id = 1;\n  repeated Line lines = 2;\n}\n')
+    import yaml
+
+    doc = write_doc(tmp_path, prefix, bootstrap=tansu.bootstrap_servers, registry_url=peer.url)
+    with open(doc) as f:
+        spec = yaml.safe_load(f)
+    spec["channels"]["payments"] = {"address": f"{prefix}.payments", "servers": [{"$ref": "#/servers/local"}],
+                                    "messages": {"paid": {"payload": {
+                                        "schemaFormat": "application/vnd.google.protobuf;version=3", "schema": proto}}}}
+    with open(doc, "w") as f:
+        json.dump(spec, f)
+    tansu.create_topic(f"{prefix}.orders", 3, {"cleanup.policy": "delete", "retention.ms": "604800000"})
+    tansu.create_topic(f"{prefix}.events.eu", 1)
+    tansu.create_topic(f"{prefix}.payments", 1)
+    peer.register(f"{prefix}.payments-value", proto, "PROTOBUF")
+    peer.register(f"{prefix}.events.eu-value", doc_schema(doc, "events"))
+    peer.set_compatibility("BACKWARD", f"{prefix}.orders-value")
+    peer.register(f"{prefix}.orders-value", json.dumps({**ORDER_SCHEMA, "fields": [
+        {"name": "id", "type": "long"}, {"name": "sku", "type": "string"}]}))
+    code, out, err = run(capsys, doc, "--server", "local")
+    assert f"ok      {prefix}.payments-value: document schema is the latest version 1" in out, out + err
+    assert f"ok      {prefix}.events.eu-value: document schema is the latest version 1" in out
+    assert f"{prefix}.orders-value: document schema is NOT compatible with latest version 1" in out
+    assert code == 1

@@ -115,18 +115,30 @@ def test_no_records_says_so(topic, capsys):
     assert code == 0 and out == "" and "no records" in err
 
 
-def test_a_real_process_against_the_sandbox_never_imports_pyspark():
+#: what ``peek`` of each channel of the shop document may not load (issue 35): pyspark and pandas
+#: never; the other formats' stacks; requests when no HTTP registry is asked
+_NOT_LOADED = {
+    "orders": ("google.protobuf", "ptars", "msgspec", "jsonschema", "fastjsonschema"),
+    "payments": ("google.protobuf", "ptars", "grpc_tools"),
+    "shipments": ("msgspec", "jsonschema", "fastjsonschema"),
+    "stock": ("google.protobuf", "ptars", "msgspec", "jsonschema", "fastjsonschema", "requests"),
+}
+
+
+def test_a_real_process_against_the_sandbox_imports_only_what_the_channel_uses():
     """``asyncapi-kafka sandbox`` in-process stand-in (the same class), ``peek`` in a fresh
-    interpreter as a user runs it: every channel's first record decodes, and pyspark is not
-    in ``sys.modules`` when the command ends."""
+    interpreter as a user runs it: every channel's first record decodes, and neither pyspark nor
+    pandas nor another format's stack is in ``sys.modules`` when the command ends."""
     from connector.cli._sandbox import Sandbox
 
-    probe = ("import sys; sys.argv = ['asyncapi-kafka'] + sys.argv[1:]\n"
+    probe = ("import json, sys; sys.argv = ['asyncapi-kafka'] + sys.argv[1:]\n"
              "from connector.cli import main\n"
              "code = main()\n"
-             "assert 'pyspark' not in sys.modules, 'pyspark imported'\n"
+             "print('LOADED', json.dumps(sorted(m for m in ('pyspark', 'pandas', 'boto3', 'fastavro', 'google.protobuf', 'ptars', "
+             "'grpc_tools', 'msgspec', 'jsonschema', 'fastjsonschema', 'requests') if m in sys.modules)), file=sys.stderr)\n"
              "sys.exit(code)\n")
     with Sandbox(str(ROOT / "connector" / "examples" / "shop.yaml"), messages=3) as box:
+        assert sorted(c["channel"] for c in box.channels) == sorted(_NOT_LOADED)
         for c in box.channels:
             assert c["messages"], c
             args = ["peek", c["options"]["asyncapi"], "--channel", c["channel"], "-n", "1", "--json"]
@@ -138,3 +150,6 @@ def test_a_real_process_against_the_sandbox_never_imports_pyspark():
             assert done.returncode == 0, done.stderr[-2000:]
             row = json.loads(done.stdout)
             assert row["value"] is not None and row["_error"] is None, (c["channel"], row)
+            loaded = json.loads(done.stderr.split("LOADED ")[-1])
+            denied = ("pyspark", "pandas", "boto3", "fastavro") + _NOT_LOADED[c["channel"]]
+            assert not set(loaded) & set(denied), (c["channel"], loaded)

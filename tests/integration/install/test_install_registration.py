@@ -25,7 +25,7 @@ from tests.integration.install.venvs import (
 )
 from tests.integration.spark.helpers import avro_doc, produce_orders, unique_topic
 
-pytestmark = [pytest.mark.slow, pytest.mark.kafka]
+pytestmark = [pytest.mark.slow, pytest.mark.kafka, pytest.mark.jvm]
 
 READ_SCRIPT = textwrap.dedent("""
     import json, sys

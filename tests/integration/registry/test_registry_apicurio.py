@@ -6,7 +6,8 @@ import pytest
 from registry import ApicurioRegistry, RegistryConfig, SchemaNotFound, SchemaReference, SchemaType, client_for
 from connector.testing import RegistryServer
 
-AVRO = '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}'
+# as registries store it (Karapace, the stand-in): compact, keys sorted
+AVRO = '{"fields":[{"name":"id","type":"long"}],"name":"Order","type":"record"}'
 PROTO = 'syntax = "proto3";\nmessage M { int64 a = 1; }\n'
 
 

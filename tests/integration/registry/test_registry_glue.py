@@ -76,3 +76,16 @@ def test_json_schema_and_explicit_credentials(glue, moto_url, monkeypatch):
                                       "schema.registry.glue.secret.access.key": "very-secret-key"})
     assert "very-secret-key" not in repr(cfg)
     assert client_for(cfg).get_schema_by_guid(vid).schema_type is SchemaType.JSON
+
+
+def test_look_up_asks_glue_by_definition(glue, moto_url):
+    """The write's default mode asks Glue's GetSchemaByDefinition (issue 34), not a client-side scan
+    of versions (moto, like some IAM policies, has no ListSchemaVersions)."""
+    client, registry = glue
+    vid = client.create_schema(RegistryId={"RegistryName": registry}, SchemaName="orders", DataFormat="AVRO",
+                               Compatibility="NONE", SchemaDefinition=AVRO)["SchemaVersionId"]
+    c = client_for(_cfg(moto_url, registry))
+    found = c.lookup_schema("orders", AVRO)
+    assert found is not None and (found.guid, found.subject, found.version) == (vid, "orders", 1)
+    assert c.lookup_schema("orders", AVRO.replace("long", "int")) is None
+    assert c.lookup_schema("no-such-schema", AVRO) is None

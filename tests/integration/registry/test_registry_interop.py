@@ -9,7 +9,8 @@ sr = pytest.importorskip("confluent_kafka.schema_registry")
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer  # noqa: E402
 from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
 
-ORDER = '{"type":"record","name":"Order","namespace":"acme","fields":[{"name":"id","type":"long"}]}'
+# as registries store it (Karapace, the stand-in): compact, keys sorted
+ORDER = '{"fields":[{"name":"id","type":"long"}],"name":"Order","namespace":"acme","type":"record"}'
 
 
 def test_confluent_serializer_registers_and_we_read_back(server, fast_config):

@@ -8,10 +8,11 @@ import socket
 import pytest
 
 from registry import (ConfluentRegistry, RegistryAuthError, RegistryConfig, RegistryConfigError,
-                      RegistryError, RegistryUnavailable, SchemaNotFound, SchemaReference, SchemaType,
+                      RegistryError, RegistryUnavailable, Schema, SchemaNotFound, SchemaReference, SchemaType,
                       client_for)
 
-ORDER = '{"type":"record","name":"Order","namespace":"acme","fields":[{"name":"id","type":"long"}]}'
+# as registries store it (Karapace, the stand-in): compact, keys sorted
+ORDER = '{"fields":[{"name":"id","type":"long"}],"name":"Order","namespace":"acme","type":"record"}'
 
 
 def _closed_port_url() -> str:
@@ -62,9 +63,9 @@ def test_lookup_accepts_wireformat_framing_enum(server, fast_config):
 
 
 def test_references_resolved_recursively_and_deduplicated(server, fast_config):
-    money = '{"type":"record","name":"Money","namespace":"acme","fields":[{"name":"c","type":"long"}]}'
+    money = '{"fields":[{"name":"c","type":"long"}],"name":"Money","namespace":"acme","type":"record"}'
     server.register("money", money)
-    line = ('{"type":"record","name":"Line","namespace":"acme","fields":[{"name":"p","type":"acme.Money"}]}')
+    line = '{"fields":[{"name":"p","type":"acme.Money"}],"name":"Line","namespace":"acme","type":"record"}'
     server.register("line", line, references=[SchemaReference("acme.Money", "money", 1)])
     order = ('{"type":"record","name":"Order","namespace":"acme","fields":'
              '[{"name":"l","type":"acme.Line"},{"name":"t","type":"acme.Money"}]}')
@@ -244,10 +245,10 @@ def test_oversized_answer_is_refused(server, fast_config):
         ConfluentRegistry(fast_config(server.url, max_response_bytes=1024)).get_schema_by_id(sid)
 
 
-def test_subject_check_methods_go_through_the_transport(server, fast_config):
-    """``lookup_schema_under_subject`` / ``test_compatibility`` (used by ``asyncapi-kafka check``):
-    registered → its version, unknown schema or subject → None; retried and authenticated like
-    every other call."""
+def test_subject_look_up_and_compatibility_go_through_the_transport(server, fast_config):
+    """``lookup_schema`` / ``test_compatibility`` (the write's default mode, ``check``): registered
+    → its id and version, unknown schema or subject → None; retried and authenticated like every
+    other call."""
     server.register("orders-value", ORDER)
     password = "s3cr3t-Pa55"
     server.require_basic_auth("alice", password)
@@ -255,11 +256,12 @@ def test_subject_check_methods_go_through_the_transport(server, fast_config):
     c = ConfluentRegistry(RegistryConfig.from_options({
         "schema.registry.url": f"http://alice:{password}@{host}", "schema.registry.retry.backoff.ms": "1"}))
     server.fail_next(1, 503)
-    found = c.lookup_schema_under_subject("orders-value", ORDER)
-    assert found is not None and found["version"] == 1 and found["subject"] == "orders-value"
-    assert c.lookup_schema_under_subject("orders-value", '"string"') is None
-    assert c.lookup_schema_under_subject("no-such-value", ORDER) is None
-    assert c.lookup_schema_under_subject("orders-value", ORDER, "JSON") is None  # type is part of identity
+    found = c.lookup_schema("orders-value", ORDER)
+    assert found is not None and (found.version, found.subject, found.id) == (1, "orders-value", 1)
+    assert c.lookup_schema("orders-value", '"string"') is None
+    assert c.lookup_schema("no-such-value", ORDER) is None
+    json_order = Schema(SchemaType.JSON, ORDER)
+    assert c.lookup_schema("orders-value", json_order) is None  # type is part of identity
     assert c.test_compatibility("orders-value", ORDER) == (True, [])
     wrong = ConfluentRegistry(RegistryConfig.from_options({
         "schema.registry.url": server.url, "schema.registry.basic.auth.user.info": "alice:wrong"}))

@@ -9,8 +9,9 @@ import uuid
 from registry import (FileRegistry, RegistryConfig, SchemaReference, SchemaType, client_for,
                       export_snapshot)
 
-MONEY = '{"type":"record","name":"Money","fields":[{"name":"c","type":"long"}]}'
-ORDER = '{"type":"record","name":"Order","fields":[{"name":"m","type":"Money"}]}'
+# as registries store it (Karapace, the stand-in): compact, keys sorted
+MONEY = '{"fields":[{"name":"c","type":"long"}],"name":"Money","type":"record"}'
+ORDER = '{"fields":[{"name":"m","type":"Money"}],"name":"Order","type":"record"}'
 PROTO = 'syntax = "proto3";\nmessage M { int64 a = 1; }\n'
 
 

@@ -8,7 +8,8 @@ import pytest
 from registry import ConfluentRegistry, RegistryError, RegistryTLSError
 from connector.testing import RegistryServer
 
-ORDER = '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}'
+# as registries store it (Karapace, the stand-in): compact, keys sorted
+ORDER = '{"fields":[{"name":"id","type":"long"}],"name":"Order","type":"record"}'
 
 
 @pytest.fixture()

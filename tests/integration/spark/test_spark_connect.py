@@ -16,7 +16,7 @@ import pytest
 
 from tests.integration.spark.helpers import avro_doc, produce_orders, unique_topic
 
-pytestmark = [pytest.mark.slow, pytest.mark.kafka]
+pytestmark = [pytest.mark.slow, pytest.mark.kafka, pytest.mark.jvm]
 
 CHILD = textwrap.dedent("""
     import json, sys

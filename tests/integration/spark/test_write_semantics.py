@@ -125,7 +125,8 @@ def test_default_mode_refuses_an_unregistered_schema_before_writing(spark, kafka
         wh.write(wh.frame(spark, "avro", 3), doc)
     text = str(info.value)
     assert f"{topic}-value" in text and "auto.register.schemas" in text
-    assert registry.request_count("/subjects", "POST") == 0  # nothing registered behind the user's back
+    # asked (POST /subjects/{s}, the look-up), nothing registered behind the user's back
+    assert registry.request_count(f"/subjects/{topic}-value/versions", "POST") == 0
     assert topic not in kafka._producer.list_topics(timeout=10).topics  # nothing produced
 
 
@@ -137,7 +138,7 @@ def test_default_mode_uses_the_registered_version(spark, kafka, registry, tmp_pa
     wh.write(wh.frame(spark, "avro", 4), doc)
     msgs = _consume_all(kafka.bootstrap_servers, topic, 4)
     assert {bytes(m.value()[:5]) for m in msgs} == {b"\x00" + sid.to_bytes(4, "big")}
-    assert registry.request_count("/subjects", "POST") == 0
+    assert registry.request_count(f"/subjects/{topic}-value/versions", "POST") == 0  # a look-up, no registration
 
 
 def test_auto_register_registers_once_and_frames_with_the_id(spark, kafka, registry, tmp_path):

@@ -182,11 +182,15 @@ def test_a_refused_block_fails_only_its_bad_rows():
                for i in range(3000) if i not in (1234, 2999))
 
 
-def test_json_null_payload_is_a_null_row_and_a_top_level_array_an_error():
+def test_json_null_payload_is_a_row_error_against_an_object_schema_and_a_top_level_array_too():
+    """``null`` text (not a tombstone) is a JSON value an object schema refuses, as
+    python-jsonschema does; read without validation it is a null row."""
     vals, errs = decode([b"null", b"[1, 2]", GOOD])
-    assert vals[0] is None and errs[0] is None
+    assert vals[0] is None and "'type' — None is not of type 'object'" in errs[0]
     assert vals[1] is None and errs[1]
     assert vals[2] == GOOD_ROW and errs[2] is None
+    vals, errs = decode([b"null"], options=DecodeOptions(validate_json=False))
+    assert vals == [None] and errs == [None]
 
 
 def test_null_payload_is_a_row_error():

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def _codec(schema) -> JsonCodec:
-    return JsonCodec(parse_json_schema(json.dumps(schema)), DecodeOptions())
+    # the kernel's mechanics, not validation (null ids below are not strings)
+    return JsonCodec(parse_json_schema(json.dumps(schema)), DecodeOptions(validate_json=False))
 
 
 def test_a_row_redone_after_growth_keeps_its_members_apart_from_the_next_rows():

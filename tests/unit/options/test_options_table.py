@@ -29,14 +29,17 @@ SAMPLE = {
     "kafkaconsumer.polltimeoutms": "1000", "fetchoffset.timeoutms": "1000", "fetchoffset.numretries": "2",
     "fetchoffset.retryintervalms": "50", "maxbatchrows": "100",
     "mode": "permissive", "wireformat": "confluent", "key.decode": "false", "valueshape": "flatten",
-    "enumsasints": "true", "recursiondepth": "2", "schemaevolutionmode": "rescue", "schema.subject": "s",
+    "enumsasints": "true", "recursiondepth": "2", "jsonschemavalidation": "false", "schemaevolutionmode": "rescue",
+    "schema.subject": "s",
     "schema.version": "3", "schema.id": "7", "schema.subject.strategy": "RecordNameStrategy",
     "schema.message": "shop.Refund", "limits.maxrecordbytes": "1000", "limits.maxdecompressedbytes": "2000",
     "limits.maxcollectionitems": "3000",
     "createtopics": "true", "auto.register.schemas": "true", "use.latest.version": "true",
     "use.schema.id": "12", "normalize.schemas": "true", "glue.compression": "zlib", "checkpointlocation": "/tmp/c",
+    "queryname": "publish_paid_orders",
     "rules.enabled": "false", "use.latest.with.metadata": "major_version=2", "rules.dlq.topic": "dlq",
     "rules.<kms setting>": "prod",
+    "deliveryguarantee": "exactly-once", "transactionalidprefix": "etl", "writeid": "backfill-1",
 }
 JOBS = {"batch": {"streaming": False, "direction": "read"}, "stream": {"streaming": True, "direction": "read"},
         "write": {"streaming": False, "direction": "write"}}

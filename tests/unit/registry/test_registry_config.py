@@ -16,7 +16,10 @@ def test_all_documented_options_parse():
         "schema.registry.url": "https://a.example:8081, https://b.example:8081/",
         "schema.registry.vendor": "Confluent",
         "schema.registry.basic.auth.user.info": "u:SECRET-PW1",
+        "schema.registry.bearer.auth.credentials.source": "static_token",
         "schema.registry.bearer.auth.token": "SECRET-TOK2",
+        "schema.registry.bearer.auth.logical.cluster": "lsrc-1",
+        "schema.registry.bearer.auth.identity.pool.id": "pool-1",
         "schema.registry.ssl.ca.location": "/ca.pem",
         "schema.registry.ssl.certificate.location": "/c.pem",
         "schema.registry.ssl.key.location": "/k.pem",
@@ -41,15 +44,19 @@ def test_all_documented_options_parse():
         "schema.registry.file.path": "/snap",
         "kafka.bootstrap.servers": "ignored",
     }
-    # the username/password spelling is the other way to give basic auth (tested below)
+    # the username/password spelling is the other way to give basic auth (tested below); the OAuth
+    # client-credentials options go with OAUTHBEARER (tests/integration/registry/test_registry_oauth.py)
     assert set(opts) - {"kafka.bootstrap.servers"} == REGISTRY_OPTION_NAMES - {
-        "schema.registry.basic.auth.username", "schema.registry.basic.auth.password"}
+        "schema.registry.basic.auth.username", "schema.registry.basic.auth.password",
+        "schema.registry.bearer.auth.issuer.endpoint.url", "schema.registry.bearer.auth.client.id",
+        "schema.registry.bearer.auth.client.secret", "schema.registry.bearer.auth.scope"}
     c = RegistryConfig.from_options(opts)
     assert c.urls == ("https://a.example:8081", "https://b.example:8081")
     assert (c.connect_timeout_s, c.request_timeout_s, c.max_retries) == (1.5, 2.5, 5)
     assert (c.retry_backoff_s, c.retry_backoff_max_s, c.cache_max_entries) == (0.02, 0.4, 1000)
     assert (c.cache_latest_ttl_s, c.cache_notfound_ttl_s, c.apicurio_api_version) == (5.0, 0.0, "2")
     assert c.bearer_token.get() == "SECRET-TOK2" and c.glue_secret_access_key.get() == "SECRET-SK5"
+    assert (c.bearer_source, c.bearer_logical_cluster, c.bearer_identity_pool) == ("STATIC_TOKEN", "lsrc-1", "pool-1")
     assert "SECRET" not in repr(c) + str(c)
     assert b"SECRET" not in pickle.dumps(c)
     assert pickle.loads(pickle.dumps(c)) == c
@@ -61,7 +68,7 @@ def test_secret_option_names():
         "schema.registry.basic.auth.user.info", "schema.registry.bearer.auth.token",
         "schema.registry.ssl.key.password", "schema.registry.glue.access.key.id",
         "schema.registry.glue.secret.access.key", "schema.registry.glue.session.token",
-        "schema.registry.basic.auth.password"}
+        "schema.registry.basic.auth.password", "schema.registry.bearer.auth.client.secret"}
 
 
 def test_unknown_option_lists_valid_ones():
