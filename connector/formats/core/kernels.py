@@ -1,7 +1,9 @@
 """numba helpers the compiled kernels share: the buffers' regrowth
-(:mod:`connector.formats.core._colbuf`), the one value write of the Avro and JSON kernels,
-``voidptr``, ``memcpy``, ``load_*``, ``store_u8`` (addresses in compiled code: kernels read Arrow
-buffers in place) and :data:`helper`, the decorator of a kernel's handlers.
+(:mod:`connector.formats.core._colbuf`), the JSON kernel's value write :func:`emit` (Avro's
+handlers write through their own inlined ``_slot``, which notes an overflow in the kernel's
+scratch), the LEB128 :func:`varint` reader, ``voidptr``, ``memcpy``, ``load_*``, ``store_u8``
+(addresses in compiled code: kernels read Arrow buffers in place), :data:`helper` (a kernel's
+small compiled helpers) and :func:`kernel` (a kernel assembled from its inlined handlers).
 Imported lazily (numba is slow to import); compiled once, cached on disk."""
 import numpy as np
 
