@@ -205,6 +205,7 @@ def encode(T, D, B, Y, r, pos):
     cap = len(Y.out)
     oa = Y.out.ctypes.data
     npre = len(B.prefix)
+    stamp = Y.stamp[0]  # in a register while the kernel runs, kept in Y between calls
     while r >= 0:
         Y.ends[r + 1] = cap - pos
         if not _valid(D, 0, r):
@@ -213,8 +214,8 @@ def encode(T, D, B, Y, r, pos):
         # the current frame lives in locals (registers); the stack holds its parents
         top, node, fj_, cur, fe, mark = 0, 0, r, P[0, Col.C1] - 1, P[0, Col.C0] - 1, 0
         is_msg, item = True, 0
-        Y.stamp[0] += 1
-        fst = Y.stamp[0]  # one id per message instance, for its oneofs
+        stamp += 1
+        fst = stamp  # one id per message instance, for its oneofs
         e = 0
         need = 0
         c = 0
@@ -263,8 +264,8 @@ def encode(T, D, B, Y, r, pos):
                 item = P[c, Col.C0]
                 if is_msg:
                     cur, fe = P[c, Col.C1] - 1, P[c, Col.C0] - 1
-                    Y.stamp[0] += 1
-                    fst = Y.stamp[0]
+                    stamp += 1
+                    fst = stamp
                 else:
                     lo, hi = _span(D, c, j)
                     cur, fe = hi - 1, lo - 1
@@ -280,6 +281,7 @@ def encode(T, D, B, Y, r, pos):
         if e:
             pos = cap - Y.ends[r + 1]  # the row is rolled back
             if e == EncErr.ROOM:  # rarely: the caller grows the buffer, the row is redone
+                Y.stamp[0] = stamp
                 return r, pos, need
             Y.code[r], Y.enode[r], Y.eitem[r] = e, c, j
             r -= 1
@@ -288,4 +290,5 @@ def encode(T, D, B, Y, r, pos):
         for k in range(npre):
             Y.out[pos + k] = B.prefix[k]
         r -= 1
+    Y.stamp[0] = stamp
     return -1, pos, 0
