@@ -42,8 +42,20 @@ def inline(fn: Callable) -> Callable:
     return fn
 
 
+_sources: dict = {}  # function → its source text (inspect.getsource tokenizes the file: slow)
+
+
+def _source(fn: Callable) -> str:
+    src = getattr(fn, _SOURCE, None)
+    if src is None:
+        src = _sources.get(fn)
+        if src is None:
+            src = _sources[fn] = textwrap.dedent(inspect.getsource(fn))
+    return src
+
+
 def _definition(fn: Callable) -> ast.FunctionDef:
-    src = getattr(fn, _SOURCE, None) or textwrap.dedent(inspect.getsource(fn))
+    src = _source(fn)
     fdef = ast.parse(src).body[0]
     assert isinstance(fdef, ast.FunctionDef)
     fdef.decorator_list = []
@@ -144,7 +156,10 @@ class _Expander:
         for field in ("body", "orelse", "finalbody"):
             if isinstance(getattr(st, field, None), list):
                 setattr(st, field, self.block(getattr(st, field)))
-        for node in ast.walk(st):
+        # this statement's own expressions (its blocks checked themselves above)
+        own = [v for f, v in ast.iter_fields(st) if f not in ("body", "orelse", "finalbody")]
+        for node in (n for v in own for x in (v if isinstance(v, list) else [v])
+                     if isinstance(x, ast.AST) for n in ast.walk(x)):
             if self.macro(node):
                 where = ast.unparse(ast.fix_missing_locations(ast.Module(body=[st], type_ignores=[])))
                 raise TypeError(f"{where.splitlines()[0][:100]!r}: an inlined function is "
@@ -206,12 +221,13 @@ def expand(fn: Callable, module: dict) -> Callable:
     fdef = _definition(fn)
     fdef.body = _Expander(module).block(fdef.body)
     tree = ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))
-    code = compile(ast.unparse(tree) + "\n", module["__file__"], "exec")
+    src = ast.unparse(tree)
+    code = compile(src + "\n", module["__file__"], "exec")
     namespace: dict = {}
     exec(code, module, namespace)
     out = namespace[fdef.name]
     out.__doc__ = fn.__doc__
-    setattr(out, _SOURCE, ast.unparse(tree))
+    setattr(out, _SOURCE, src)
     return out
 
 
