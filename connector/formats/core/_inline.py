@@ -66,21 +66,18 @@ def _definition(fn: Callable) -> ast.FunctionDef:
     return fdef
 
 
-def _locals(fdef: ast.FunctionDef) -> set[str]:
-    names = {a.arg for a in fdef.args.args}
-    for node in ast.walk(fdef):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
+def _assigned(fdef: ast.FunctionDef) -> set[str]:
+    """The names ``fdef``'s body assigns."""
+    return {n.id for st in fdef.body for n in ast.walk(st)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-class _Rename(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str]):
-        self.names = names
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        node.id = self.names.get(node.id, node.id)
-        return node
+def _rename(stmts: list, names: dict[str, str]) -> None:
+    """Rename, in place, every name of ``stmts`` that ``names`` maps."""
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, ast.Name):
+                node.id = names.get(node.id, node.id)
 
 
 def _returns_in_loops(stmts: list, in_loop: bool = False) -> bool:
@@ -175,16 +172,16 @@ class _Expander:
         if _returns_in_loops(fdef.body):
             raise TypeError(f"{fn.__name__}: an inlined function returns outside loops only")
         prefix = f"_{fn.__name__.strip('_')}{next(self.count)}_"
-        names = {n: prefix + n for n in _locals(fdef)}
-        assigned = {n.id for st in fdef.body for n in ast.walk(st)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assigned = _assigned(fdef)
+        names = {n: prefix + n for n in assigned | set(params)}  # its locals, renamed apart
         binds: list = []
         for p, a in zip(params, call.args):
             if isinstance(a, ast.Name) and p not in assigned:
                 names[p] = a.id  # read only: the caller's variable itself
             else:
                 binds.append(ast.Assign(targets=[ast.Name(names[p], ast.Store())], value=a))
-        body = [_Rename(names).visit(st) for st in fdef.body]
+        body = fdef.body
+        _rename(body, names)
         nested = _nest(body)  # early returns as if/else: what follows a return goes to the else
         if nested is not None:
             body = self.returns(nested, target, False)
