@@ -180,7 +180,7 @@ class _Expander:
                 names[p] = a.id  # read only: the caller's variable itself
             else:
                 binds.append(ast.Assign(targets=[ast.Name(names[p], ast.Store())], value=a))
-        body = fdef.body
+        body: list = fdef.body
         _rename(body, names)
         nested = _nest(body)  # early returns as if/else: what follows a return goes to the else
         if nested is not None:
