@@ -15,7 +15,8 @@ import statistics
 import threading
 import time
 
-from registry import RegistryConfig, clear_clients, client_for
+from registry import RegistryConfig, client_for
+from registry._cache import clear_clients
 from connector.testing import RegistryServer
 
 DISTINCT = 100

@@ -115,7 +115,7 @@ def raw_produce(conf: dict, topic: str, values: list[bytes]) -> None:
 def native_produce(conf: dict, topic: str, batches: list) -> None:
     """The sink's producer on Arrow batches of pre-encoded bytes (what a write task does after
     encoding), every delivery checked."""
-    from connector.kafka import BatchProducer
+    from connector.kafka._produce import BatchProducer
 
     bp = BatchProducer(conf)
     try:
@@ -132,7 +132,7 @@ def produce_only(bootstrap: str, sizes=(200_000, 1_000_000), runs: int = 3) -> d
     threads included)."""
     import pyarrow as pa
 
-    from connector.kafka import BatchProducer
+    from connector.kafka._produce import BatchProducer
 
     conf = {"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"}
     out: dict = {}

@@ -16,7 +16,6 @@ the job in every mode.
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from wireformat import add_note
 from registry._base import SchemaRegistry, guid_text, registration_of
 from registry._vendor import Vendor
 from registry._config import RegistryConfig
+from registry._process import PerProcess
 from registry._errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
                               SchemaNotFound)
 from registry._types import CacheStats, Schema
@@ -76,7 +76,8 @@ class CachingRegistry(SchemaRegistry):
 
     Examples
     --------
-    >>> from registry import RegistryConfig, ConfluentRegistry
+    >>> from registry import RegistryConfig
+    >>> from registry._confluent import ConfluentRegistry
     >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
     ...     sid = srv.register("t-value", '"int"')
@@ -376,35 +377,13 @@ def make_backend(config: RegistryConfig) -> SchemaRegistry:
     raise RegistryConfigError(f"unknown vendor {config.vendor!r}")
 
 
-_clients: dict[RegistryConfig, CachingRegistry] = {}
-_clients_lock = threading.Lock()
-_clients_pid = os.getpid()
+_clients: PerProcess[RegistryConfig, CachingRegistry] = PerProcess(
+    lambda config: CachingRegistry(make_backend(config), config))
 
 
 def clear_clients() -> None:
     """Drop every process-wide client (closing them)."""
-    global _clients_pid
-    with _clients_lock:
-        for c in _clients.values():
-            try:
-                c.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
-                pass
-        _clients.clear()
-        _clients_pid = os.getpid()
-
-
-def _after_fork() -> None:
-    global _clients_lock, _clients_pid
-    # The parent's sessions and locks must not be shared with the child: start afresh
-    # without closing (closing would shut sockets the parent still uses).
-    _clients.clear()
-    _clients_lock = threading.Lock()
-    _clients_pid = os.getpid()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+    _clients.clear(CachingRegistry.close)
 
 
 def client_for(config: RegistryConfig) -> SchemaRegistry:
@@ -420,15 +399,4 @@ def client_for(config: RegistryConfig) -> SchemaRegistry:
     ...     client_for(cfg) is client_for(cfg), client_for(cfg).lookup(("confluent", sid)).text
     (True, '"string"')
     """
-    global _clients_pid
-    client = _clients.get(config)
-    if client is not None and _clients_pid == os.getpid():
-        return client
-    with _clients_lock:
-        if _clients_pid != os.getpid():
-            _clients.clear()
-            _clients_pid = os.getpid()
-        client = _clients.get(config)
-        if client is None:
-            client = _clients[config] = CachingRegistry(make_backend(config), config)
-        return client
+    return _clients.get(config)

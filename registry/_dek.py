@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import os
 import threading
 import urllib.parse
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from registry._config import RegistryConfig
 from registry._errors import RegistryError, RegistryProtocolError
 from registry._http import HttpTransport
+from registry._process import PerProcess
 
 __all__ = ["Kek", "Dek", "DekRegistry", "dek_registry_for", "LATEST_DEK"]
 
@@ -179,19 +179,9 @@ class DekRegistry:
         return dek
 
 
-_clients: dict[RegistryConfig, DekRegistry] = {}
-_clients_lock = threading.Lock()
-_pid = os.getpid()
+_clients: PerProcess[RegistryConfig, DekRegistry] = PerProcess(DekRegistry)
 
 
 def dek_registry_for(config: RegistryConfig) -> DekRegistry:
     """The process-wide DEK registry client for ``config`` (re-created after fork)."""
-    global _pid
-    with _clients_lock:
-        if _pid != os.getpid():
-            _clients.clear()
-            _pid = os.getpid()
-        client = _clients.get(config)
-        if client is None:
-            client = _clients[config] = DekRegistry(config)
-        return client
+    return _clients.get(config)

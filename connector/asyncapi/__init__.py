@@ -8,52 +8,9 @@
 
 Imports no pyspark: usable outside Spark.
 """
-from connector.asyncapi._bindings import (
-    KafkaChannelBinding,
-    KafkaMessageBinding,
-    KafkaOperationBinding,
-    KafkaServerBinding,
-    PulsarChannelBinding,
-    PulsarServerBinding,
-)
-from connector.asyncapi._document import describe, list_channels, load_document
-from connector.asyncapi._loader import DEFAULT_MAX_BYTES
-from connector.asyncapi._model import (
-    AsyncApiDocument,
-    Channel,
-    Message,
-    Operation,
-    Parameter,
-    SecurityScheme,
-    Server,
-)
+from connector.asyncapi._document import describe, load_document
+from connector.asyncapi._model import AsyncApiDocument
 from connector.asyncapi._plan import plan_read
 from connector.asyncapi._readplan import ReadPlan
-from connector.asyncapi._refs import DEFAULT_MAX_REF_DEPTH
-from connector.asyncapi._schema import MessageSpec, SchemaSpec, classify_schema_format
 
-__all__ = [
-    "load_document",
-    "plan_read",
-    "describe",
-    "list_channels",
-    "AsyncApiDocument",
-    "ReadPlan",
-    "MessageSpec",
-    "SchemaSpec",
-    "Server",
-    "Channel",
-    "Message",
-    "Operation",
-    "Parameter",
-    "SecurityScheme",
-    "KafkaServerBinding",
-    "KafkaChannelBinding",
-    "KafkaOperationBinding",
-    "KafkaMessageBinding",
-    "PulsarServerBinding",
-    "PulsarChannelBinding",
-    "classify_schema_format",
-    "DEFAULT_MAX_BYTES",
-    "DEFAULT_MAX_REF_DEPTH",
-]
+__all__ = ["load_document", "plan_read", "describe", "AsyncApiDocument", "ReadPlan"]

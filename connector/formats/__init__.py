@@ -47,7 +47,6 @@ Examples
 """
 from connector.formats._column import (
     ColumnResult,
-    EncodedColumn,
     as_binary,
     decode_column,
     encode_column,
@@ -57,9 +56,8 @@ from connector.formats._decoder import Decoder, build_decoder
 from connector.formats._encoder import Encoder, build_encoder
 from connector.formats._multi import KeptMessageDecoder, MultiDecoder, build_multi_decoder
 from connector.formats._registry import FORMATS, format_of_media_type, payload_format, schema_format
-from connector.formats._route import TYPE_HEADERS, Claim, Route, RouteHeader, Routing
+from connector.formats._route import TYPE_HEADERS, Claim, RouteHeader, Routing
 from connector.formats.core import (
-    FALLBACKS,
     RESCUED_COLUMN,
     DecodeOptions,
     DecodeResult,
@@ -69,22 +67,18 @@ from connector.formats.core import (
     EnumRepr,
     EvolutionMode,
     Mode,
-    PayloadFormat,
-    SchemaEvolutionError,
-    canonical_text,
     refs_of,
 )
 
 __all__ = [
     # the read and write cores every path shares
-    "decode_column", "ColumnResult", "encode_column", "EncodedColumn", "as_binary", "first_error_row",
+    "decode_column", "ColumnResult", "encode_column", "as_binary", "first_error_row",
     # building decoders and encoders from a schema
     "build_decoder", "build_multi_decoder", "Decoder", "MultiDecoder", "build_encoder", "Encoder",
     # several message types on one channel: the header -> message table
-    "Routing", "RouteHeader", "Claim", "Route", "TYPE_HEADERS", "KeptMessageDecoder",
-    "DecodeOptions", "DecodeResult", "EncodeOptions", "EncodeResult", "EncodeError", "FALLBACKS",
-    "Mode", "EnumRepr", "EvolutionMode", "SchemaEvolutionError", "RESCUED_COLUMN",
+    "Routing", "RouteHeader", "Claim", "TYPE_HEADERS", "KeptMessageDecoder",
+    "DecodeOptions", "DecodeResult", "EncodeOptions", "EncodeResult", "EncodeError",
+    "Mode", "EnumRepr", "EvolutionMode", "RESCUED_COLUMN",
     # the formats
-    "FORMATS", "PayloadFormat", "payload_format", "schema_format", "format_of_media_type", "canonical_text",
-    "refs_of",
+    "FORMATS", "payload_format", "schema_format", "format_of_media_type", "refs_of",
 ]

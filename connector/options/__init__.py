@@ -1,37 +1,31 @@
-"""connector.options: every option of the source and the sink, declared once (no pyspark).
+"""connector.options: every option of the source, the sink and the column functions, declared once (no pyspark).
 
-:data:`OPTIONS` is the table (name, parser, batch/stream/write scope, secret, default, doc);
-:func:`parse_options` types a job's options with it at ``load()``, offset specs included;
-:func:`registry_config_for` builds the registry configuration from the options and the
-document; the docs' option tables are generated from the table (:func:`expand_option_tables`).
+The table (``_table.OPTIONS``: name, parser, scope: batch/stream/write and the column functions,
+secret, default, doc, keyword argument) is the one owner of every option; :func:`parse_any`
+types a job's options with it at ``load()``, offset specs included; :func:`parse_arguments` types
+a column function's arguments; :func:`registry_config_for` builds the registry configuration from
+the options and the document; the docs' option tables are generated from the table
+(``_markdown.expand_option_tables``, ``python -m connector.options --markdown``).
 
 Examples
 --------
->>> opts = parse_options({"asyncapi": "doc.yaml", "channel": "orders",
-...                       "startingOffsets": '{"orders":{"0":5}}'})
+>>> from connector.options import parse_any
+>>> opts = parse_any({"asyncapi": "doc.yaml", "channel": "orders",
+...                   "startingOffsets": '{"orders":{"0":5}}'}, direction="read")
 >>> opts.starting.values
 (('orders', 0, 5),)
 """
-from connector.options._markdown import expand_option_tables, markdown_tables
 from connector.options._parse import (
-    Secrets,
     SourceOptions,
-    is_secret_option,
+    framing_of,
+    glue_compression,
     is_secret_rule_option,
     parse_any,
-    parse_options,
+    parse_arguments,
 )
 from connector.options._registry import registry_config_for
-from connector.options._table import AT_LEAST_ONCE, EXACTLY_ONCE, OPTIONS, WRITE, Option, ValueShape, lookup
+from connector.options._table import EXACTLY_ONCE, FROM_REGISTRY, STRIP_HEADER, TO_REGISTRY, ValueShape
 
-#: name -> (default shown in docs, meaning), lowercase names (the table, as a dict).
-OPTION_DOCS: dict[str, tuple[str, str]] = {
-    o.key: (o.documented_default, ("Write only: " + o.doc) if o.scope == frozenset({WRITE}) else o.doc)
-    for o in OPTIONS if not o.hidden}
-#: Options refused on writes, and options refused on reads.
-READ_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if WRITE not in o.scope)
-WRITE_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope == frozenset({WRITE}) and not o.hidden)
-
-__all__ = ["is_secret_rule_option", "Option", "OPTIONS", "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS", "ValueShape",
-           "SourceOptions", "Secrets", "parse_options", "parse_any", "is_secret_option",
-           "registry_config_for", "markdown_tables", "expand_option_tables", "lookup", "AT_LEAST_ONCE", "EXACTLY_ONCE"]
+__all__ = ["SourceOptions", "parse_any", "parse_arguments", "registry_config_for", "is_secret_rule_option",
+           "ValueShape", "EXACTLY_ONCE", "glue_compression", "framing_of", "FROM_REGISTRY", "TO_REGISTRY",
+           "STRIP_HEADER"]

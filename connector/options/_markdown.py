@@ -7,7 +7,18 @@ ever copied by hand. ``python -m connector.options --markdown`` prints both tabl
 """
 from __future__ import annotations
 
-from connector.options._table import ALL, BATCH, OPTIONS, STREAM, WRITE, Option
+from connector.options._table import (
+    BATCH,
+    FROM_REGISTRY,
+    FUNCTIONS,
+    JOBS,
+    OPTIONS,
+    STREAM,
+    STRIP_HEADER,
+    TO_REGISTRY,
+    WRITE,
+    Option,
+)
 
 __all__ = ["markdown_table", "markdown_tables", "expand_option_tables", "TABLES"]
 
@@ -15,16 +26,44 @@ __all__ = ["markdown_table", "markdown_tables", "expand_option_tables", "TABLES"
 TABLES = {
     "options": "<!-- generated: options table -->",
     "write": "<!-- generated: write options table -->",
+    "functions": "<!-- generated: column function options table -->",
 }
+#: How the functions table names the scopes (``schema_id`` is ``strip_header``'s scope too).
+_FUNCTION_NAMES = {FROM_REGISTRY: "from_registry", TO_REGISTRY: "to_registry", STRIP_HEADER: "strip_header, schema_id"}
 
 
 def _jobs(o: Option) -> str:
-    return "all" if o.scope == ALL else ", ".join(s for s in (BATCH, STREAM, WRITE) if s in o.scope)
+    jobs = o.scope & JOBS
+    return "all" if jobs == JOBS else ", ".join(s for s in (BATCH, STREAM, WRITE) if s in jobs)
+
+
+def _function_rows(shown: list[Option]) -> list[str]:
+    """One row per option a column function takes: its keyword argument, the functions, their default."""
+    rows = []
+    registry = [o for o in shown if o.key.startswith("schema.registry.") and not o.keyword and o.scope & FUNCTIONS]
+    for o in shown:
+        functions = [f for f in (FROM_REGISTRY, TO_REGISTRY, STRIP_HEADER) if f in o.scope]
+        if not functions or o in registry:
+            continue
+        keyword = f"`{o.keyword}=`" if o.keyword else "`options=`"
+        default = "; ".join(f"{_FUNCTION_NAMES[f]}: {d}" for f, d in o.defaults) if o.defaults else \
+            (o.documented_default if o.scope & JOBS == frozenset() or o.default else "")
+        refusals: dict[str, list[str]] = {}
+        for f, _, why in o.refused:
+            refusals.setdefault(why, []).append(_FUNCTION_NAMES[f])
+        refused = "".join(f" Refused by {' and '.join(fs)}: {why}." for why, fs in refusals.items())
+        rows.append(f"| `{o.name}` | {keyword} | {', '.join(_FUNCTION_NAMES[f] for f in functions)} | {default} "
+                    f"| {o.doc}{refused} |")
+        if o.keyword == "registry_url" and registry:
+            rows.append(f"| `schema.registry.*` | `options=` | from_registry, to_registry | | Every other registry "
+                        f"option of the first table ({len(registry)}: auth, TLS, vendor, timeouts...). |")
+    return rows
 
 
 def markdown_table(which: str) -> str:
     """One of the option tables as Markdown: ``"options"`` (read and common options, with the jobs
-    that take each) or ``"write"`` (write-only options).
+    that take each), ``"write"`` (write-only options) or ``"functions"`` (what the column functions
+    take: keyword argument, functions, default).
 
     Examples
     --------
@@ -35,17 +74,21 @@ def markdown_table(which: str) -> str:
         raise KeyError(f"no option table {which!r}: the tables are {sorted(TABLES)}")
     shown = [o for o in OPTIONS if not o.hidden]
     if which == "write":
-        rows = [f"| `{o.name}` | {o.documented_default} | {o.doc} |" for o in shown if o.scope == frozenset({WRITE})]
+        rows = [f"| `{o.name}` | {o.documented_default} | {o.doc} |" for o in shown
+                if o.scope & JOBS == frozenset({WRITE})]
         head = ["| write option | default | meaning |", "| --- | --- | --- |"]
+    elif which == "functions":
+        rows = _function_rows(shown)
+        head = ["| option | keyword argument | functions | default | meaning |", "| --- | --- | --- | --- | --- |"]
     else:
         rows = [f"| `{o.name}` | {_jobs(o)} | {o.documented_default} | {o.doc} |" for o in shown
-                if o.scope != frozenset({WRITE})]
+                if o.scope & JOBS and o.scope & JOBS != frozenset({WRITE})]
         head = ["| option | jobs | default | meaning |", "| --- | --- | --- | --- |"]
     return "\n".join([*head, *rows])
 
 
 def markdown_tables() -> str:
-    """Both tables, as ``python -m connector.options --markdown`` prints them."""
+    """Every table, as ``python -m connector.options --markdown`` prints them."""
     return "\n\n".join(markdown_table(w) for w in TABLES) + "\n"
 
 

@@ -4,7 +4,8 @@ Spark hands options to Python data sources as a case-insensitive dict with lower
 so every lookup here is lowercase. :func:`parse_any` types every option without knowing the
 kind of job; :meth:`SourceOptions.for_scope` then refuses the options that kind does not
 accept and resolves the offset defaults (earliest for batch reads, latest for streams) —
-without parsing anything again.
+without parsing anything again. The column functions' arguments go through the same loop
+(:func:`parse_arguments`, scoped by the function), so a value means and fails the same there.
 
 Secrets (registry passwords and tokens, SASL passwords, AWS keys) are kept only in
 :class:`SourceOptions.secrets`, whose ``repr`` is redacted; the option names that carry them
@@ -30,19 +31,26 @@ from connector.kafka import (
 )
 from connector.options._table import (
     BATCH,
+    COLLECTED,
     BATCH_END,
     BATCH_START,
+    FUNCTIONS,
+    JOBS,
     OPTIONS,
     STREAM,
     STREAM_START,
     WRITE,
+    WRITES,
     Option,
     ValueShape,
     default_of,
+    keyword_option,
     lookup,
+    scope_default,
 )
 
-__all__ = ["SourceOptions", "Secrets", "parse_any", "parse_options", "is_secret_option"]
+__all__ = ["SourceOptions", "Secrets", "parse_any", "parse_options", "parse_arguments", "is_secret_option",
+           "spelled", "glue_compression", "framing_of"]
 
 # Spark's precedence among the offset options: global timestamp > per-partition timestamps > offsets.
 _PRECEDENCE = ("timestamp", "offsetsbytimestamp", "offsets")
@@ -68,12 +76,13 @@ class SourceOptions:
     """Options of one read or write, validated and typed. Picklable; secrets are held apart.
 
     ``direction``/``streaming`` say which kind of job they were checked for (``streaming``
-    None: not yet, or either read). ``starting``/``ending`` are the parsed offset specs; for a
-    batch read both are resolved (defaults earliest/latest), for a stream ``starting`` is
-    (default latest) and ``ending`` is None.
+    None: not yet, or either read); a column function's arguments have its name as
+    ``direction``. ``starting``/``ending`` are the parsed offset specs; for a batch read both are
+    resolved (defaults earliest/latest), for a stream ``starting`` is (default latest) and
+    ``ending`` is None. ``asyncapi`` is None only for a column function given no document.
     """
 
-    asyncapi: str
+    asyncapi: str | None = None
     allow_remote_refs: bool = default_of("allow_remote_refs")
     ref_root: str | None = None
     topic: str | None = None
@@ -122,6 +131,10 @@ class SourceOptions:
     max_record_bytes: int = default_of("max_record_bytes")
     max_decompressed_bytes: int = default_of("max_decompressed_bytes")
     max_collection_items: int = default_of("max_collection_items")
+    # column functions
+    inline_schema: str | None = None
+    schema_format: str | None = None
+    with_errors: bool = default_of("with_errors")
     # writes
     direction: str = "read"
     streaming: bool | None = None
@@ -196,20 +209,29 @@ def _default(is_ending: bool, value: str, strategy: str) -> OffsetSpec:
     return parse_offsets_option(name, value, is_ending=is_ending, strategy=strategy)
 
 
-def _option(key: str) -> Option:
+def _option(key: str, scope: str | None = None) -> Option:
     opt = lookup(key)
     if opt is None:
-        raise _unknown(key)
+        raise _unknown(key, scope)
     return opt
 
 
 def _check_scope(opt: Option, direction: str, streaming: bool | None) -> None:
     key = opt.key
+    if direction in FUNCTIONS:
+        if direction not in opt.scope:
+            valid = sorted(o.key for o in OPTIONS if direction in o.scope and not o.hidden)
+            raise ConfigError(f"{direction} takes no option '{key}'; its options are {', '.join(valid)} (and their "
+                              "keyword arguments)")
+        return
+    if not opt.scope & JOBS:
+        raise ConfigError(f"option '{key}' is an argument of the column functions "
+                          f"({', '.join(sorted(opt.scope))}); jobs do not accept it")
     if direction == WRITE:
         if WRITE not in opt.scope:
             raise ConfigError(f"option '{key}' applies to reads only; writes do not accept it")
         return
-    if opt.scope == frozenset({WRITE}):
+    if opt.scope & JOBS == frozenset({WRITE}):
         raise ConfigError(f"option '{key}' applies to writes only (df.write / writeStream)")
     if streaming is True and STREAM not in opt.scope:
         raise ConfigError(f"option '{key}' is for batch reads; a stream has no end")
@@ -238,26 +260,36 @@ def is_secret_option(key: str) -> bool:
     return opt is not None and opt.secret
 
 
-def _unknown(name: str) -> ConfigError:
+def _unknown(name: str, scope: str | None = None) -> ConfigError:
     if name.startswith("schema.registry."):
         valid = sorted(o.key for o in OPTIONS if o.key.startswith("schema.registry."))
         close = difflib.get_close_matches(name, valid, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         return ConfigError(f"unknown option '{name}'.{hint} Valid registry options: {', '.join(valid)}")
-    valid = sorted(o.key for o in OPTIONS if not o.hidden)
+    # a column function lists its own options; a job, the jobs' (neither lists the other's)
+    mine = (lambda o: scope in o.scope) if scope in FUNCTIONS else (lambda o: bool(o.scope & JOBS))
+    valid = sorted(o.key for o in OPTIONS if not o.hidden and mine(o))
+    if scope in FUNCTIONS:
+        close = difflib.get_close_matches(name, valid, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        return ConfigError(f"{scope}: unknown option '{name}'.{hint} Its options: {', '.join(valid)} (or the "
+                           "keyword arguments that set them)")
     close = difflib.get_close_matches(name, valid, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return ConfigError(f"unknown option '{name}'.{hint} Valid options: {', '.join(valid)}")
 
 
-def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
-              streaming: bool | None = None) -> SourceOptions:
+def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None, streaming: bool | None = None,
+              named: Mapping[str, str] | None = None) -> SourceOptions:
     """Type every option once, for any kind of job (see :meth:`SourceOptions.for_scope`).
 
     Raises :class:`ConfigError` for an unknown option, a bad value, or options that conflict
     whatever the job (``schema.id`` with ``schema.subject`` ...). A ``direction`` (and
     ``streaming``) known already refuses an option of the other kind before its value is
     parsed, so ``startingOffsets=x`` on a write says "reads only", not "invalid offsets".
+    A column function's name as ``direction`` parses its arguments (:func:`parse_arguments`):
+    its defaults and refusals apply, and ``named`` (option key -> how the caller gave it,
+    ``from_registry(wire_format='x')``) starts the message of a value that fails.
 
     Examples
     --------
@@ -265,13 +297,14 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
     <Mode.PERMISSIVE: 'PERMISSIVE'>
     """
     opts = {str(k).lower(): str(v) for k, v in raw.items() if k is not None and v is not None}
+    named = named or {}
     fields: dict[str, Any] = {}
     collected: dict[str, dict[str, Any]] = {"kafka": {}, "registry": {}, "channel_params": {}, "starting": {},
                                             "ending": {}, "rules": {}}
     secrets: dict[str, str] = {}
     given: set[str] = set()
     for key, value in opts.items():
-        opt = _option(key)
+        opt = _option(key, direction)
         if direction is not None:
             _check_scope(opt, direction, streaming)
         given.add(opt.key)
@@ -299,22 +332,28 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
         elif opt.field in ("starting", "ending"):
             collected[opt.field][key] = opt.parse(opt, value)
         else:
-            fields[opt.field] = opt.parse(opt, value)
-
-    if fields.get("asyncapi") is None:
-        raise ConfigError("option 'asyncapi' is required: a path to an AsyncAPI document or its text")
-    if not any(fields.get(k) for k in ("channel", "operation", "message")):
-        raise ConfigError("one of the options 'channel', 'operation' or 'message' is required")
+            fields[opt.field] = _value(opt, value, direction, named.get(opt.key))
+    if direction in FUNCTIONS:
+        _function_defaults(direction, fields)
+        if (fields.get("channel") or fields.get("server")) and not fields.get("asyncapi"):
+            raise ConfigError(f"{direction}: channel= and server= name a channel of the document given with "
+                              "asyncapi=")
+        if fields.get("asyncapi") and not fields.get("channel"):
+            raise ConfigError(f"{direction}: asyncapi= needs channel=, the channel whose messages to decode")
+    else:
+        if fields.get("asyncapi") is None:
+            raise ConfigError("option 'asyncapi' is required: a path to an AsyncAPI document or its text")
+        if not any(fields.get(k) for k in ("channel", "operation", "message")):
+            raise ConfigError("one of the options 'channel', 'operation' or 'message' is required")
     if fields.get("schema_id") is not None and fields.get("schema_subject"):
-        raise ConfigError("options 'schema.id' and 'schema.subject' pin the schema twice; give one")
+        raise ConfigError(f"{_both(('schema.id', 'schema.subject'), direction)} pin the schema twice; give one")
     chosen = [n for n, on in (("auto.register.schemas", fields.get("auto_register")),
                               ("use.latest.version", fields.get("use_latest_version")),
                               ("use.schema.id", fields.get("use_schema_id") is not None),
-                              ("use.latest.with.metadata", direction == "write" and
+                              ("use.latest.with.metadata", direction in WRITES and
                                bool(fields.get("use_latest_with_metadata")))) if on]
     if len(chosen) > 1:
-        raise ConfigError(f"options {' and '.join(repr(c) for c in chosen)} each choose the schema to write "
-                          "with; give one")
+        raise ConfigError(f"{_both(chosen, direction)} each choose the schema to write with; give one")
     strategy = fields.get("timestamp_strategy", "error")
     for side in ("starting", "ending"):
         specs = collected.pop(side)
@@ -331,6 +370,131 @@ def parse_any(raw: Mapping[Any, Any], *, direction: str | None = None,
         direction=direction or "read",
         secrets=Secrets(tuple(sorted(secrets.items()))),
     )
+
+
+def _value(opt: Option, value: str, scope: str | None, where: str | None) -> Any:
+    """``value`` typed by the option's parser, then refused if ``scope`` refuses it."""
+    try:
+        parsed = opt.parse(opt, value)
+    except ConfigError as e:
+        if where is None:
+            raise
+        raise ConfigError(f"{where}: {e}") from e
+    for refusing, refuses, why in opt.refused:
+        if refusing == scope and refuses(parsed):
+            raise ConfigError(f"{where or spelled(opt.key, scope) + ' ' + repr(value)}: {why}")
+    return parsed
+
+
+def _function_defaults(scope: str, fields: dict[str, Any]) -> None:
+    """The defaults a column function declares where they differ from the table's (``wireFormat``)."""
+    for o in OPTIONS:
+        if o.field is not None and o.field not in fields and scope in o.scope and dict(o.defaults).get(scope):
+            fields[o.field] = o.parse(o, scope_default(o, scope))
+
+
+def spelled(key: str, scope: str | None) -> str:
+    """How a caller names the option ``key`` in ``scope``, for messages: ``option 'glue.compression'``
+    in a job; the keyword argument ``compression=`` (or ``options={'name': ...}``) in a column function.
+
+    Examples
+    --------
+    >>> spelled("glue.compression", "write"), spelled("glue.compression", "to_registry")
+    ("option 'glue.compression'", 'to_registry(compression=...)')
+    """
+    opt = _option(key)
+    if scope in FUNCTIONS:
+        return f"{scope}({opt.keyword}=...)" if opt.keyword else f"{scope}(options={{'{opt.name}': ...}})"
+    return f"option '{opt.name}'"
+
+
+def _both(keys, scope: str | None) -> str:
+    """Options that conflict, as the caller named them."""
+    if scope in FUNCTIONS:
+        return f"{scope}: " + " and ".join(f"{_option(k).keyword}=" if _option(k).keyword else repr(k) for k in keys)
+    return "options " + " and ".join(repr(k) for k in keys)
+
+
+def parse_arguments(function: str, arguments: Mapping[str, Any], options: Mapping[Any, Any] | None = None
+                    ) -> SourceOptions:
+    """A column function's arguments typed by the option table, in the function's scope.
+
+    Each keyword argument sets the option whose :attr:`~connector.options.Option.keyword` it is
+    in ``function``'s scope (``wire_format`` → ``wireFormat``); ``options`` takes option names as
+    the source does (``schema.registry.*``, ``rules.*`` ...). A keyword argument wins over the
+    same option in ``options``. None is unset; booleans, numbers and dicts (a schema) are written
+    as option text. Then :func:`parse_any` with ``direction=function``: the same parsers, scope
+    checks and conflicts as a job's options, plus the function's defaults and refusals.
+
+    Parameters
+    ----------
+    function : str
+        ``from_registry``, ``to_registry`` or ``strip_header``.
+    arguments : mapping of str to object
+        The keyword arguments (a function passes its own parameters; names that are no option
+        of its scope, like its columns, must not be among them).
+
+    Raises
+    ------
+    ConfigError
+        A bad value (naming the keyword), an option the function does not take, a conflict.
+
+    Examples
+    --------
+    >>> opts = parse_arguments("to_registry", {"wire_format": "glue", "compression": "zlib", "mode": None})
+    >>> opts.wire_format.value, opts.glue_compression, str(opts.mode)
+    ('glue', 'zlib', 'FAILFAST')
+    """
+    if function not in FUNCTIONS:
+        raise ValueError(f"no column function {function!r}: they are {sorted(FUNCTIONS)}")
+    raw: dict[str, str] = {str(k).lower(): v for k, v in (options or {}).items()}
+    named: dict[str, str] = {}
+    for keyword, value in arguments.items():
+        opt = keyword_option(function, keyword)
+        if value is None:
+            continue
+        raw[opt.key] = _as_text(function, keyword, value)
+        if opt.field not in COLLECTED and not opt.secret:  # a URL may hold credentials: never echoed
+            named[opt.key] = f"{function}({keyword}={value!r})"
+    return parse_any(raw, direction=function, named=named)
+
+
+def _as_text(function: str, keyword: str, value: Any) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int)):
+        return str(value)
+    if isinstance(value, dict):
+        return json.dumps(value)
+    raise ConfigError(f"{function}({keyword}=...) takes a string, number or boolean, got {type(value).__name__}")
+
+
+def framing_of(opts: SourceOptions, plan: Any = None) -> Framing:
+    """The framing of a job or a column function: ``wireFormat`` (``wire_format=``) when given, else
+    the document's (the channel's server bindings), else the function's default.
+
+    Examples
+    --------
+    >>> framing_of(parse_arguments("strip_header", {})).value
+    'auto'
+    """
+    if plan is not None and ("wireformat" not in opts.given or opts.wire_format is None):
+        return plan.framing()
+    if opts.wire_format is None:
+        raise ConfigError("no framing: set the option 'wireFormat' or give the document's channel")
+    return opts.wire_format
+
+
+def glue_compression(opts: SourceOptions, framing: Framing) -> str | None:
+    """The Glue compression of a write (``glue.compression``), which applies to the glue framing
+    only: the one check of it, for the sink and ``to_registry`` alike."""
+    comp = opts.glue_compression
+    if comp is not None and framing is not Framing.GLUE:
+        raise ConfigError(f"{spelled('glue.compression', opts.direction)} applies to the glue framing only; this "
+                          f"write's framing is {framing.value}")
+    return comp
 
 
 def parse_options(raw: Mapping[Any, Any], *, streaming: bool | None = False,

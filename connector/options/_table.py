@@ -1,10 +1,14 @@
-"""The option table: every option of the source and the sink, declared once.
+"""The option table: every option of the source, the sink and the column functions, declared once.
 
-Each :class:`Option` names its documented spelling, the parser that types its value, the kinds
-of job that accept it (batch read, stream read, write), whether it holds a secret, the default
-shown in the docs and its meaning. :func:`connector.options.parse_options` is a loop over this
-table; the docs' option tables are generated from it when the site is built
-(``docs/options.md``; ``python -m connector.options --markdown`` prints them).
+Each :class:`Option` names its documented spelling, the parser that types its value, the scopes
+that accept it — the kinds of job (batch read, stream read, write) and the column functions
+(``from_registry``, ``to_registry``, ``strip_header``/``schema_id``) —, whether it holds a secret,
+the default shown in the docs and its meaning. A column function's keyword argument is the
+:attr:`Option.keyword` of an option in its scope, parsed by the same table
+(:func:`connector.options.parse_arguments`), with the defaults and refusals the option declares
+for that function. :func:`connector.options.parse_options` is a loop over this table; the docs'
+option tables are generated from it when the site is built (``docs/options.md``,
+``docs/column-functions.md``; ``python -m connector.options --markdown`` prints them).
 """
 from __future__ import annotations
 
@@ -18,16 +22,25 @@ from registry import REGISTRY_OPTIONS, RegistryOption
 from wireformat import DEFAULT_LIMITS, Framing
 
 from connector.errors import ConfigError
-from connector.formats import EnumRepr, EvolutionMode, Mode
+from connector.formats import FORMATS, EnumRepr, EvolutionMode, Mode, payload_format
 from connector.formats.core import OptionEnum
 from connector.kafka import OffsetSpec, parse_offsets_option
 
-__all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "ValueShape", "lookup",
-           "default_of", "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END", "AT_LEAST_ONCE", "EXACTLY_ONCE"]
+__all__ = ["Option", "OPTIONS", "BATCH", "STREAM", "WRITE", "READ", "ALL", "JOBS", "FROM_REGISTRY", "TO_REGISTRY",
+           "STRIP_HEADER", "FUNCTIONS", "WRITES", "ValueShape", "lookup", "default_of", "scope_default", "keyword_option",
+           "KEYWORDS",
+           "COLLECTED", "BATCH_START", "STREAM_START", "BATCH_END", "AT_LEAST_ONCE", "EXACTLY_ONCE",
+           "OPTION_DOCS", "READ_ONLY_OPTIONS", "WRITE_ONLY_OPTIONS"]
 
 BATCH, STREAM, WRITE = "batch", "stream", "write"
 READ = frozenset({BATCH, STREAM})
-ALL = frozenset({BATCH, STREAM, WRITE})
+ALL = JOBS = frozenset({BATCH, STREAM, WRITE})
+#: The column functions, each a scope of its own (``schema_id`` is ``strip_header``'s).
+FROM_REGISTRY, TO_REGISTRY, STRIP_HEADER = "from_registry", "to_registry", "strip_header"
+FUNCTIONS = frozenset({FROM_REGISTRY, TO_REGISTRY, STRIP_HEADER})
+_CODECS = frozenset({FROM_REGISTRY, TO_REGISTRY})  # the functions that decode or encode with a schema
+#: The scopes that write records: the ones whose registration options choose the writer schema.
+WRITES = frozenset({WRITE, TO_REGISTRY})
 _WRITE = frozenset({WRITE})
 
 #: Where reads start and end when no offset option is given (as Spark's Kafka source).
@@ -51,7 +64,8 @@ class Option:
     parse : callable
         ``parse(option, raw_value) -> typed value``; raises :class:`ConfigError`.
     scope : frozenset of str
-        Which of ``batch``, ``stream``, ``write`` accept it; the others refuse it at ``load()``.
+        Which of ``batch``, ``stream``, ``write`` accept it (the others refuse it at ``load()``),
+        and which column functions (``from_registry``, ``to_registry``, ``strip_header``).
     field : str or None
         The :class:`~connector.options.SourceOptions` attribute it fills; ``kafka``,
         ``registry``, ``channel_params``, ``starting``/``ending`` collect several options.
@@ -67,6 +81,15 @@ class Option:
         The meaning, as the docs show it.
     hidden : bool
         Accepted but not documented (Spark's own ``checkpointLocation`` on stream writes).
+    keyword : str
+        The column functions' keyword argument for it (``wire_format``); empty: a column function
+        in its scope takes it in ``options=`` only. Unique within each function's scope.
+    defaults : tuple of (scope, str)
+        Defaults of some scopes, where they differ from :attr:`default` (``strip_header``'s
+        ``wireFormat`` is ``auto``).
+    refused : tuple of (scope, predicate, str)
+        Values a scope refuses (a predicate on the parsed value) and why: ``to_registry`` cannot
+        write a header framing, no column function drops rows.
     """
 
     name: str
@@ -78,6 +101,9 @@ class Option:
     doc: str = ""
     hidden: bool = False
     shown: str | None = None
+    keyword: str = ""
+    defaults: tuple[tuple[str, str], ...] = ()
+    refused: tuple[tuple[str, Callable[[Any], bool], str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -228,7 +254,7 @@ _GUARANTEE = {AT_LEAST_ONCE: AT_LEAST_ONCE, EXACTLY_ONCE: EXACTLY_ONCE}
 _COMPRESSION = {"none": "none", "zlib": "zlib"}
 
 
-def _o(name: str, parse: Parser, scope: frozenset[str], field: str | None, default: str, doc: str,
+def _o(name: str, parse: Parser, scope: frozenset[str], field: str | None, default: str, doc: str = "",
        **kw: Any) -> Option:
     return Option(name, parse, scope, field, default=default, doc=doc, **kw)
 
@@ -241,32 +267,53 @@ def _compression(opt: Option, value: str) -> str | None:
 
 def _reg(o: RegistryOption) -> Option:
     """A ``schema.registry.*`` row: the registry declares it (name, default, meaning, secret)."""
-    return Option(o.name, raw, ALL, "registry", secret=o.secret, default=o.default or "", doc=o.doc, shown=o.shown)
+    return Option(o.name, raw, ALL | _CODECS, "registry", secret=o.secret, default=o.default or "", doc=o.doc,
+                  shown=o.shown, keyword="registry_url" if o.field == "urls" else "")
+
+
+def payload_format_name(opt: Option, value: str) -> str:
+    """A payload format, in any spelling the formats know (``avro``, ``PROTOBUF``, ``JSONSCHEMA``)."""
+    try:
+        return payload_format(value).name
+    except ConfigError:
+        raise ConfigError(f"option '{opt.name}' must be one of {', '.join(FORMATS)}, got {value!r}") from None
+
+
+#: What no column function does with a bad row: drop it (a column expression cannot drop its row).
+_NO_DROP = "DROPMALFORMED: a column function cannot drop its row (FAILFAST raises, PERMISSIVE gives null)"
+_ROWS_KEPT = tuple((f, lambda mode: mode is Mode.DROPMALFORMED, _NO_DROP) for f in sorted(_CODECS))
+
+
+def _header_or_auto(framing: Framing) -> bool:
+    return framing is Framing.AUTO or framing.in_header
 
 
 #: Every option, in the docs' order.
 OPTIONS: tuple[Option, ...] = (
-    _o("asyncapi", text, ALL, "asyncapi", "", shown="(required)", doc=
-       "AsyncAPI document: a file path, or the YAML/JSON text itself."),
+    _o("asyncapi", text, ALL | {FROM_REGISTRY}, "asyncapi", "", shown="(required)", keyword="asyncapi", doc=
+       "AsyncAPI document: a file path, or the YAML/JSON text itself. `from_registry`: decode with the payloads "
+       "of a channel of this document."),
     _o("asyncapi.allowRemoteRefs", boolean, ALL, "allow_remote_refs", "false",
        "Fetch remote (http/https) `$ref`s in the document."),
     _o("asyncapi.refRoot", path, ALL, "ref_root", "", shown="the document's directory", doc=
        "Directory relative file `$ref`s may reach; widen it to an ancestor for documents that share files "
        "through `../`."),
-    _o("channel", text, ALL, "channel", "",
+    _o("channel", text, ALL | {FROM_REGISTRY}, "channel", "", keyword="channel", doc=
        "Channel to read (2.x: channel key; 3.x: channel id). One of channel/operation/message."),
     _o("operation", text, ALL, "operation", "", "Operation id whose channel is read."),
     _o("message", text, ALL, "message", "", "Message name: read only this message of the channel."),
-    _o("server", text, ALL, "server", "", "Server name from the document (needed when several Kafka servers match)."),
+    _o("server", text, ALL | {FROM_REGISTRY}, "server", "", keyword="server", doc=
+       "Server name from the document (needed when several Kafka servers match)."),
     _o("channel.param.<name>", raw, ALL, "channel_params", "",
        "Value of an address parameter; unset parameters match any topic."),
-    _o("topic", text, ALL, "topic", "",
+    _o("topic", text, ALL | _CODECS, "topic", "", keyword="topic", doc=
        "Topic to read for a channel without a usable address (`address: null`, or not a legal topic name); on a "
        "templated address it must match the template and fills its parameters. Writes: the topic of every row "
-       "(overrides a `topic` column)."),
-    _o("kafka.bootstrap.servers", raw, ALL, "kafka", "", shown="from the document",
-       doc="Overrides the server's bootstrap list."),
-    _o("kafka.<librdkafka setting>", raw, ALL, "kafka", "",
+       "(overrides a `topic` column). Column functions: the records' topic, whose subject holds the "
+       "data-contract keys when no subject is given."),
+    _o("kafka.bootstrap.servers", raw, ALL | _CODECS, "kafka", "", shown="from the document",
+       doc="Overrides the server's bootstrap list (column functions: the cluster of a dead-letter topic)."),
+    _o("kafka.<librdkafka setting>", raw, ALL | _CODECS, "kafka", "",
        "Passed to librdkafka, except settings the source owns."),
     _o("startingOffsets", offsets(False), READ, "starting", "", shown=f"{BATCH_START} (batch), {STREAM_START} (stream)",
        doc=
@@ -318,11 +365,16 @@ OPTIONS: tuple[Option, ...] = (
        "Wait before each retry of a driver look-up."),
     _o("maxBatchRows", integer(1), READ, "max_batch_rows", "10000",
        "Rows per Arrow batch handed to Spark (bounds worker memory)."),
-    _o("mode", enum_of(Mode), READ, "mode", "FAILFAST",
+    _o("mode", enum_of(Mode), READ | _CODECS, "mode", "FAILFAST", keyword="mode", refused=_ROWS_KEPT, doc=
        "FAILFAST, PERMISSIVE (null value + `_error` + `_raw_value`) or DROPMALFORMED."),
-    _o("wireFormat", framing, ALL, "wire_format", "", shown="from the document", doc=
+    _o("wireFormat", framing, ALL | FUNCTIONS, "wire_format", "", shown="from the document", keyword="wire_format",
+       defaults=((FROM_REGISTRY, "confluent"), (TO_REGISTRY, "confluent"), (STRIP_HEADER, "auto")),
+       refused=((TO_REGISTRY, _header_or_auto, "auto and the header framings: 'auto' is for reading, and the "
+                 "column holds the bytes only, so the schema id cannot travel in Kafka headers (write with the "
+                 "asyncapi-kafka sink); pick confluent, confluent-guid, glue, apicurio-new, apicurio-legacy or "
+                 "none"),), doc=
        "confluent, confluent-guid, glue, apicurio-legacy, apicurio-new, header-confluent, header-apicurio-global, "
-       "header-apicurio-content, auto, none."),
+       "header-apicurio-content, auto, none. `from_registry`: the document's framing with `asyncapi=`."),
     _o("key.decode", boolean, READ, "decode_key", "true",
        "Decode the key with the document's key schema; false keeps it binary."),
     _o("valueShape", enum_of(ValueShape), READ, "value_shape",
@@ -330,35 +382,46 @@ OPTIONS: tuple[Option, ...] = (
     _o("enumsAsInts", enum_repr, READ, "enum_repr", "false", "Protobuf enums as their numbers instead of names."),
     _o("recursionDepth", integer(0), READ, "recursion_depth", "0",
        "Cut recursive schemas at this depth (0 refuses them)."),
-    _o("jsonSchemaValidation", boolean, READ, "json_validation", "true",
+    _o("jsonSchemaValidation", boolean, READ | {FROM_REGISTRY}, "json_validation", "true",
        "JSON payloads: a record its JSON Schema refuses (python-jsonschema's verdict; `format` is not asserted) "
        "is a malformed record (see `mode`). `false` gives that check up: every record the Arrow type can hold is "
        "read, valid or not."),
     _o("schemaEvolutionMode", enum_of(EvolutionMode), READ, "evolution_mode", "none",
        "Fields a writer has and the reader lacks: `none` (dropped), `rescue` (JSON in `_rescued_data`) or "
        "`failOnNewFields` (the query stops, naming the writer schema id)."),
-    _o("schema.subject", text, READ, "schema_subject", "",
-       "Pin the reader schema to this registry subject (latest or schema.version)."),
-    _o("schema.version", version, READ, "schema_version", "latest", "Version of schema.subject."),
-    _o("schema.id", integer(0), READ, "schema_id", "", "Pin the reader schema to this registry schema id."),
+    _o("schema.subject", text, READ | _CODECS, "schema_subject", "", keyword="subject", doc=
+       "Pin the reader schema to this registry subject (latest or schema.version). `to_registry`: the subject "
+       "to register under or to take the latest version of."),
+    _o("schema.version", version, READ | _CODECS, "schema_version", "latest", keyword="version", doc=
+       "Version of schema.subject."),
+    _o("schema.id", integer(0), READ | {FROM_REGISTRY}, "schema_id", "", keyword="schema_id", doc=
+       "Pin the reader schema to this registry schema id."),
     _o("schema.subject.strategy", text, ALL, "subject_strategy", "",
        shown="the binding's `schemaLookupStrategy`, else TopicNameStrategy", doc=
        "Subject name strategy used to find the latest schema."),
-    _o("schema.message", text, ALL, "schema_message", "",
+    _o("schema.message", text, ALL | _CODECS, "schema_message", "", keyword="message", doc=
        "Protobuf reader message (full name, e.g. `shop.Refund`) when the reader schema declares several top-level "
        "messages; without it such a schema fails at `load()` with the list of names. Records written as another "
        "message are row errors."),
     *(_reg(o) for o in REGISTRY_OPTIONS),
+    # -- column functions only (connector.spark.functions) --
+    _o("schema", text, _CODECS, "inline_schema", "", keyword="schema", doc=
+       "The schema given inline: Avro schema JSON, JSON Schema text or `.proto` source (a dict is written as "
+       "JSON). It wins over the registry's: the reader of every row, or the schema written with."),
+    _o("schema.format", payload_format_name, _CODECS, "schema_format", "", shown="guessed from its text",
+       keyword="format", doc="The payload format of the inline `schema`: avro, json or protobuf."),
+    _o("withErrors", boolean, _CODECS, "with_errors", "false", keyword="with_errors", doc=
+       "Return `struct<value, error>`: the reason a row is null in `error` (implies PERMISSIVE)."),
     # -- data contracts (connector.schema.rules) --
-    _o("rules.enabled", boolean, ALL, "rules_enabled", "true",
+    _o("rules.enabled", boolean, ALL | _CODECS, "rules_enabled", "true",
        "Apply the data-contract rules of registered schemas (field and payload encryption, CEL conditions and "
        "transforms, migrations); `false` reads and writes the bytes as they are, and says so in the log."),
-    _o("use.latest.with.metadata", metadata_pairs, ALL, "use_latest_with_metadata", "", doc=
+    _o("use.latest.with.metadata", metadata_pairs, ALL | _CODECS, "use_latest_with_metadata", "", doc=
        "Reads: the reader is the subject's latest version whose metadata properties hold these "
        "(`major_version=2` or JSON); writes: encode with, and frame with the id of, that version."),
-    _o("rules.dlq.topic", text, ALL, "dlq_topic", "",
+    _o("rules.dlq.topic", text, ALL | _CODECS, "dlq_topic", "",
        "Dead-letter topic of rules whose `onFailure` is DLQ (else the rule's `dlq.topic` parameter)."),
-    _o("rules.<kms setting>", raw, ALL, "rules", "",
+    _o("rules.<kms setting>", raw, ALL | _CODECS, "rules", "",
        "KMS settings and credentials for encryption rules, under confluent-kafka's rule-config names: "
        "`rules.secret` (local KMS), `rules.access.key.id`/`rules.secret.access.key`/`rules.profile`/`rules.role.arn` "
        "(AWS), `rules.tenant.id`/`rules.client.id`/`rules.client.secret` (Azure), `rules.account.type`/"
@@ -376,15 +439,16 @@ OPTIONS: tuple[Option, ...] = (
     # -- writes only (df.write / writeStream) --
     _o("createTopics", boolean, _WRITE, "create_topics", "false",
        "Create missing topics from the channel binding (partitions, replicas, topicConfiguration)."),
-    _o("auto.register.schemas", boolean, _WRITE, "auto_register", "false",
+    _o("auto.register.schemas", boolean, WRITES, "auto_register", "false", keyword="auto_register", doc=
        "Register the document's schema under the subject if absent."),
-    _o("use.latest.version", boolean, _WRITE, "use_latest_version", "false",
+    _o("use.latest.version", boolean, WRITES, "use_latest_version", "false", keyword="use_latest_version", doc=
        "Encode with, and frame with the id of, the subject's latest registered schema."),
-    _o("use.schema.id", schema_id_or_uuid, _WRITE, "use_schema_id", "",
+    _o("use.schema.id", schema_id_or_uuid, WRITES, "use_schema_id", "", keyword="schema_id", doc=
        "Encode with, and frame with, this registered schema (Glue and GUID framings: a UUID)."),
-    _o("normalize.schemas", boolean, _WRITE, "normalize_schemas", "false",
+    _o("normalize.schemas", boolean, WRITES, "normalize_schemas", "false", keyword="normalize", doc=
        "Ask the registry to normalize the schema when registering."),
-    _o("glue.compression", _compression, _WRITE, "glue_compression", "none", "none or zlib, for the glue framing."),
+    _o("glue.compression", _compression, WRITES, "glue_compression", "none", keyword="compression", doc=
+       "none or zlib, for the glue framing."),
     _o("deliveryGuarantee", choice(_GUARANTEE), _WRITE, "delivery_guarantee", AT_LEAST_ONCE,
        "`at-least-once` (a retried task or a replayed micro-batch may write records again) or `exactly-once`: each "
        "task writes in one Kafka transaction, fenced per (query, partition) and committed with a marker of its "
@@ -419,6 +483,32 @@ def lookup(key: str) -> Option | None:
     if key.startswith("schema.registry."):
         return None  # the registry's names are all listed: no family catches a typo
     return next((o for o in _FAMILIES if key.startswith(o.prefix or "\0") and len(key) > len(o.prefix or "")), None)
+
+
+#: (scope, keyword) -> the option a column function's keyword argument sets.
+KEYWORDS: dict[tuple[str, str], Option] = {(f, o.keyword): o for o in OPTIONS if o.keyword for f in sorted(o.scope & FUNCTIONS)}
+
+
+def keyword_option(scope: str, keyword: str) -> Option:
+    """The option ``keyword`` sets in the column function ``scope``."""
+    try:
+        return KEYWORDS[(scope, keyword)]
+    except KeyError:
+        raise TypeError(f"{scope}() got an unexpected keyword argument {keyword!r}") from None
+
+
+def scope_default(opt: Option, scope: str | None) -> str:
+    """The option's default text in ``scope`` (its own default unless the scope declares another)."""
+    return dict(opt.defaults).get(scope or "", opt.default)
+
+
+#: name -> (default shown in docs, meaning), lowercase names: the jobs' options (the table, as a dict).
+OPTION_DOCS: dict[str, tuple[str, str]] = {
+    o.key: (o.documented_default, ("Write only: " + o.doc) if o.scope & JOBS == frozenset({WRITE}) else o.doc)
+    for o in OPTIONS if not o.hidden and o.scope & JOBS}
+#: Options refused on writes, and options refused on reads.
+READ_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope & JOBS and WRITE not in o.scope)
+WRITE_ONLY_OPTIONS = frozenset(o.key for o in OPTIONS if o.scope & JOBS == frozenset({WRITE}) and not o.hidden)
 
 
 def default_of(field: str) -> Any:

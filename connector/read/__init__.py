@@ -8,12 +8,10 @@ without Spark. :func:`load_plan`, :func:`registry_config` and :func:`document_ka
 reads and writes take from the document. :func:`plan_offsets` is where a batch read starts and
 ends per partition, for both.
 """
-from connector.read._pipeline import ERROR_COLUMN, META_COLUMNS, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
 from connector.read._plan import document_kafka, load_plan, registry_config
 from connector.read._setup import ReadSetup, build_setup
 from connector.read._offsets import offset_reader, offset_specs, plan_offsets
-from connector.read._peek import PEEK_DEFAULTS, parse_time, peek, peek_options
+from connector.read._peek import parse_time, peek
 
-__all__ = ["ReadSetup", "build_setup", "Pipeline", "ERROR_COLUMN", "RAW_VALUE_COLUMN", "SCHEMA_ID_COLUMN",
-           "META_COLUMNS", "load_plan", "registry_config", "document_kafka",
-           "peek", "peek_options", "parse_time", "PEEK_DEFAULTS", "plan_offsets", "offset_reader", "offset_specs"]
+__all__ = ["ReadSetup", "build_setup", "load_plan", "registry_config", "document_kafka",
+           "peek", "parse_time", "plan_offsets", "offset_reader", "offset_specs"]

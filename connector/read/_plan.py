@@ -23,6 +23,8 @@ def load_plan(opts: SourceOptions, *, sending: bool = False) -> ReadPlan:
     from connector.asyncapi import load_document, plan_read
 
     source = opts.asyncapi
+    if source is None:
+        raise ConfigError("option 'asyncapi' is required: a path to an AsyncAPI document or its text")
     base_dir = os.path.dirname(os.path.abspath(source)) if "\n" not in source and os.path.exists(source) else None
     doc = load_document(source, base_dir=base_dir, allow_remote_refs=opts.allow_remote_refs,
                         ref_root=opts.ref_root)

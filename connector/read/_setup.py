@@ -20,7 +20,7 @@ from wireformat import Framing
 
 from connector.formats import RESCUED_COLUMN, Decoder, EvolutionMode, Mode, MultiDecoder, payload_format
 from connector.errors import ConfigError
-from connector.options import SourceOptions, ValueShape
+from connector.options import SourceOptions, ValueShape, framing_of
 from connector.read._pipeline import ERROR_COLUMN, META_COLUMNS, RAW_VALUE_COLUMN, SCHEMA_ID_COLUMN, Pipeline
 from connector.read._plan import document_kafka, load_plan, registry_config
 
@@ -178,7 +178,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
 
     Examples
     --------
-    >>> from connector.options import parse_options
+    >>> from connector.options._parse import parse_options
     >>> setup = build_setup(parse_options({"asyncapi": "examples/shop.yaml", "channel": "orders"}))  # doctest: +SKIP
     >>> setup.output_schema.names[:3]                                                          # doctest: +SKIP
     ['key', 'value', 'topic']
@@ -187,7 +187,7 @@ def build_setup(opts: SourceOptions) -> ReadSetup:
 
     request = SchemaRequest.from_options(opts)
     plan = load_plan(opts)
-    framing = opts.wire_format or plan.framing()
+    framing = framing_of(opts, plan)
     config = registry_config(opts, plan)
     _check_framing(opts, plan, framing, config)
     base_kafka = document_kafka(plan)

@@ -9,41 +9,31 @@ come out. Registry vendors are :class:`registry.Vendor`; formats are :mod:`conne
 Examples
 --------
 >>> from wireformat import Framing
->>> from connector.schema import InlineSchema, SchemaRequest, value_decoder
+>>> from connector.schema import SchemaRequest, value_decoder
+>>> from connector.schema._request import InlineSchema
 >>> request = SchemaRequest(inline=InlineSchema.of('{"type": "object", "properties": {"n": {"type": "integer"}}}'))
 >>> value_decoder(request, plan=None, registry=None, framing=Framing.CONFLUENT).arrow_type
 StructType(struct<n: int64>)
 """
 from connector.schema._readers import (
     KeyReading,
-    Sample,
     decoder_for,
     is_string_schema,
     key_reading,
-    ValueReading,
-    reader_schemas,
     value_decoder,
     value_reading,
 )
-from connector.schema._request import InlineSchema, Registration, SchemaRequest
-from connector.schema._subjects import record_name, strategy_for, subject_for
-from connector.schema._writers import (
-    WriterSchema,
-    document_value_schema,
-    key_writer,
-    message_writers,
-    value_writer,
-)
-from connector.schema import rules
+from connector.schema._request import SchemaRequest
+from connector.schema._subjects import subject_for
+from connector.schema._writers import WriterSchema, key_writer, message_writers, value_writer
 
+# The data contracts (the rules applied on read and write) are the subpackage connector.schema.rules.
 __all__ = [
-    "SchemaRequest", "Registration", "InlineSchema",
+    "SchemaRequest",
     # reads
-    "reader_schemas", "value_decoder", "value_reading", "ValueReading", "key_reading", "KeyReading", "decoder_for", "is_string_schema", "Sample",
+    "value_decoder", "value_reading", "key_reading", "KeyReading", "decoder_for", "is_string_schema",
     # writes
-    "value_writer", "key_writer", "WriterSchema", "document_value_schema", "message_writers",
+    "value_writer", "key_writer", "WriterSchema", "message_writers",
     # subjects
-    "subject_for", "record_name", "strategy_for",
-    # data contracts (the rules applied on read and write)
-    "rules",
+    "subject_for",
 ]

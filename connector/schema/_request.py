@@ -121,13 +121,16 @@ class SchemaRequest:
 
     @classmethod
     def from_options(cls, opts: SourceOptions) -> SchemaRequest:
-        """The request of a source or sink job (its typed options)."""
+        """The request of a source or sink job, or of a column function (its typed options or arguments:
+        :func:`connector.options.parse_arguments`, which may give an inline schema)."""
         registration = (Registration.AUTO_REGISTER if opts.auto_register else
                         Registration.LATEST if opts.use_latest_version else
                         Registration.LATEST_WITH_METADATA if opts.use_latest_with_metadata else
                         Registration.SCHEMA_ID if opts.use_schema_id is not None else Registration.REGISTERED)
         version = None if opts.schema_version == "latest" else int(opts.schema_version)
-        return cls(subject=opts.schema_subject, version=version, schema_id=opts.schema_id,
+        inline = InlineSchema.of(opts.inline_schema, opts.schema_format) if opts.inline_schema is not None else None
+        return cls(inline=inline, fmt=opts.schema_format, subject=opts.schema_subject, version=version,
+                   schema_id=opts.schema_id,
                    message=opts.schema_message, subject_strategy=opts.subject_strategy,
                    registration=registration, use_schema_id=opts.use_schema_id, normalize=opts.normalize_schemas,
                    evolution=opts.evolution_mode, enum_repr=opts.enum_repr, recursion_depth=opts.recursion_depth,

@@ -36,7 +36,8 @@ def record_name(schema: Any, message: str | None = None) -> str | None:
 
     Examples
     --------
-    >>> from connector.schema import InlineSchema, record_name
+    >>> from connector.schema._request import InlineSchema
+    >>> from connector.schema._subjects import record_name
     >>> record_name(InlineSchema("avro", '{"type": "record", "name": "Order", "namespace": "shop", "fields": []}'))
     'shop.Order'
     """

@@ -1,23 +1,65 @@
 """The writer objects Spark pickles: small to unpickle, because Spark unpickles them in every
 process that touches a write, including the driver's commit worker.
 
-A :class:`BatchWriter` / :class:`StreamWriter` carries its :class:`WriteSetup` as pickled bytes
-and the channel's name. Unpickling the writer (the driver's commit and abort, each executor
-task) imports this module and ``pyspark.sql.datasource`` only; the setup - and with it the
-options, the document's plan, the encoders and the Kafka client - is unpickled in
-:meth:`write`, on executors, where it is needed. A fresh commit worker then does not import
-the whole connector (about a second per process) to log one line.
+A :class:`BatchWriter` / :class:`StreamWriter` carries its :class:`connector.write.WriteSetup`
+as pickled bytes and the channel's name. Unpickling the writer (the driver's commit and abort,
+each executor task) imports this module and ``pyspark.sql.datasource`` only; the setup - and with
+it the options, the document's plan, the encoders and the Kafka client - is unpickled in
+:meth:`write`, on executors, where it is needed, and the write itself is
+:func:`connector.write.write_batches` / :func:`connector.write.write_exactly_once`. A fresh commit
+worker then does not import the whole connector (about a second per process) to log one line:
+the commit messages (:class:`WriteCommit`) are defined here too.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pickle
 
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-__all__ = ["BatchWriter", "StreamWriter"]
+__all__ = ["BatchWriter", "StreamWriter", "WriteCommit", "task_identity"]
 
 log = logging.getLogger("asyncapi_kafka")
+
+
+@dataclasses.dataclass
+class WriteCommit(WriterCommitMessage):
+    """What one write task delivered: :class:`connector.write.WriteResult` as the message Spark
+    hands the driver's commit (every record acknowledged by the brokers)."""
+
+    rows: int
+    topics: tuple[str, ...]
+    pid: int
+    replayed: int = 0
+    mismatch: str | None = None
+
+    @classmethod
+    def of(cls, result) -> WriteCommit:
+        return cls(rows=result.rows, topics=result.topics, pid=result.pid, replayed=result.replayed,
+                   mismatch=result.mismatch)
+
+
+def task_identity(setup) -> tuple[str, int]:
+    """(transactional id, batch id) of the running exactly-once task: a stream's persistent query id
+    (kept in its checkpoint, so a restart has the same) and micro-batch id, from the local
+    properties Spark gives its tasks; a batch write's ``writeId`` and batch 0."""
+    from pyspark import TaskContext
+
+    from connector.errors import ConfigError
+    from connector.kafka import transactional_id
+
+    tc = TaskContext.get()
+    if tc is None:
+        raise ConfigError("an exactly-once write task runs outside a Spark task: no partition id to fence by")
+    opts = setup.options
+    if opts.streaming:
+        query, batch = tc.getLocalProperty("sql.streaming.queryId"), tc.getLocalProperty("streaming.sql.batchId")
+        if not query or batch is None:
+            raise ConfigError("an exactly-once stream write found no query id or micro-batch id in its task "
+                              "context (sql.streaming.queryId, streaming.sql.batchId)")
+        return transactional_id(opts.transactional_id_prefix, query, tc.partitionId()), int(batch)
+    return transactional_id(opts.transactional_id_prefix, str(opts.write_id), tc.partitionId()), 0
 
 
 class _Setup:
@@ -31,7 +73,7 @@ class _Setup:
 
     @property
     def setup(self):
-        """The :class:`connector.spark._write_types.WriteSetup` (unpickled on first use)."""
+        """The :class:`connector.write.WriteSetup` (unpickled on first use)."""
         cached = self.__dict__.get("_setup")
         if cached is None:
             cached = self.__dict__["_setup"] = pickle.loads(self._setup_bytes)
@@ -40,14 +82,12 @@ class _Setup:
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k != "_setup"}
 
-    def _write(self, iterator):
+    def _write(self, iterator) -> WriteCommit:
+        from connector.write import write_batches, write_exactly_once
+
         if self.exactly_once:
-            from connector.spark._write_txn import task_identity, write_exactly_once
-
-            return write_exactly_once(self.setup, iterator, task_identity(self.setup))
-        from connector.spark._write_task import write_batches
-
-        return write_batches(self.setup, iterator)
+            return WriteCommit.of(write_exactly_once(self.setup, iterator, task_identity(self.setup)))
+        return WriteCommit.of(write_batches(self.setup, iterator))
 
     def _log_commit(self, messages, what: str) -> None:
         done = [m for m in messages if m is not None]

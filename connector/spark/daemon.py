@@ -54,7 +54,7 @@ PLANNER = ("pyarrow", "connector.spark._source", "connector.asyncapi", "connecto
 TASKS = ("pandas", "pyspark.sql.pandas.serializers", "pyspark.sql.datasource_internal",
          # where the functions a data source task unpickles live (reads, batch and stream writes)
          "pyspark.sql.worker.plan_data_source_read", "pyspark.sql.worker.write_into_data_source", "connector.spark._batch", "connector.spark._stream",
-         "connector.spark._sink", "connector.spark._write_task", "connector.spark.functions",
+         "connector.spark._sink", "connector.write", "connector.spark.functions",
          "connector.kafka._native", "connector.formats.avro._vm", "connector.formats.avro._assemble_kernels",
          "connector.formats.json_schema._decode", "connector.formats.json_schema._kernel",
          "connector.formats.protobuf._decode", "connector.formats.protobuf._kernel", "registry._http", "requests")

@@ -10,6 +10,12 @@ the registry); decoders and registry clients are created lazily in each Python w
 cached there (keyed by configuration and process id), so the registry is asked once per
 distinct schema id per worker process, however many rows and tasks.
 
+Arguments are options: each keyword argument is an option of the function's scope in the option
+table (``wire_format`` is ``wireFormat``), and ``options=`` takes the same options by the source's
+names; :func:`connector.options.parse_arguments` parses them all once, with the source's parsers,
+defaults and messages, and :meth:`connector.schema.SchemaRequest.from_options` makes the schema
+request from them as it does for a job.
+
 Examples
 --------
 >>> from connector.spark.functions import from_registry, strip_header
@@ -19,6 +25,7 @@ Examples
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyarrow as pa
@@ -30,88 +37,40 @@ from connector.formats import Mode, payload_format
 from connector.spark._column_jobs import DecodeJob, EncodeJob, HeaderJob
 
 if TYPE_CHECKING:
+    from connector.asyncapi import ReadPlan
+    from connector.options import SourceOptions
     from connector.schema import SchemaRequest
 
 __all__ = ["from_registry", "to_registry", "schema_id", "strip_header"]
 
-# The column functions have no DROPMALFORMED: a column expression cannot drop its row.
-_MODES = (Mode.FAILFAST, Mode.PERMISSIVE)
 
-
-def _split_options(options: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
-    """(``schema.registry.*`` settings, the data-contract settings: ``rules.*``,
-    ``use.latest.with.metadata``, ``kafka.*`` for a dead-letter producer)."""
-    registry: dict[str, str] = {}
-    contract: dict[str, str] = {}
-    for k, v in (options or {}).items():
-        key = str(k).strip().lower()
-        if key.startswith("schema.registry."):
-            registry[key] = v
-        elif key.startswith(("rules.", "kafka.")) or key in ("use.latest.with.metadata", "jsonschemavalidation"):
-            contract[key] = v
-        else:
-            raise ConfigError(f"unknown option {k!r}: column-function options are the source's "
-                              "'schema.registry.*' settings, the data-contract options ('rules.*', "
-                              "'use.latest.with.metadata', 'kafka.*' for a dead-letter topic) and "
-                              "'jsonSchemaValidation'")
-    return registry, contract
-
-
-def _registry_config(options: Mapping[str, str] | None, registry_url: str | None, plan=None):
-    from connector.options import registry_config_for
-
-    merged, _ = _split_options(options)
-    if registry_url:
-        merged["schema.registry.url"] = registry_url
-    return registry_config_for(merged, plan)
-
-
-def _channel_plan(asyncapi: str | None, channel: str | None, server: str | None):
-    """The plan of a document's channel whose messages ``from_registry`` decodes (None: no document)."""
-    if asyncapi is None:
-        if channel is not None:
-            raise ConfigError("from_registry: channel= names a channel of the document given with asyncapi=")
+def _channel_plan(opts: SourceOptions) -> ReadPlan | None:
+    """The plan of the document's channel whose messages ``from_registry`` decodes (None: no document).
+    The records' ``topic`` names their data-contract subject; it does not choose the channel's topic."""
+    if opts.asyncapi is None:
         return None
-    from connector.options import parse_any
     from connector.read import load_plan
 
-    given = {"asyncapi": asyncapi, "channel": channel or "", "server": server or ""}
-    return load_plan(parse_any({k: v for k, v in given.items() if v}))
+    return load_plan(dataclasses.replace(opts, topic=None))
 
 
-def _contract(options: Mapping[str, str] | None) -> dict:
-    """``SchemaRequest`` fields of the data-contract options and ``jsonSchemaValidation``, typed by
-    the option table as a job's are (the table's parser wants a document and a channel:
-    placeholders, never read)."""
-    from connector.options import parse_any
-
-    _, contract = _split_options(options)
-    if not contract:
-        return {}
+def _request(opts: SourceOptions) -> SchemaRequest:
+    """The schema layer's request of a column function: the one the source's options make, with
+    the ``kafka.*`` settings of a dead-letter producer."""
     from connector.schema import SchemaRequest
 
-    opts = parse_any({"asyncapi": "-", "channel": "-", **contract})
-    req = SchemaRequest.from_options(opts)
-    settings = req.contract
+    request = SchemaRequest.from_options(opts)
     conf = opts.kafka_settings()
     if conf:
-        settings = settings.with_producer(conf)
-    return {"contract": settings, "use_latest_with_metadata": req.use_latest_with_metadata,
-            "validate_json": req.validate_json}
+        request = dataclasses.replace(request, contract=request.contract.with_producer(conf))
+    return request
 
 
-def _request(schema, fmt, message, subject, sid, version, **kw) -> SchemaRequest:
-    """The column function's arguments as the schema layer's request (the source's options make
-    the same one): the inline schema, a pinned registry schema, the Protobuf message."""
-    from connector.schema import InlineSchema, SchemaRequest
-
-    try:
-        ver = None if version is None or str(version).lower() == "latest" else int(version)
-    except ValueError:
-        raise ConfigError(f"version must be an integer or 'latest', got {version!r}") from None
-    return SchemaRequest(inline=InlineSchema.of(schema, fmt) if schema is not None else None, subject=subject,
-                         version=ver, schema_id=int(sid) if sid is not None else None, message=message,
-                         fmt=fmt.lower() if fmt else None, **kw)
+def _needs_headers(function: str, framing: Framing, headers) -> None:
+    """A header framing reads the schema id from the records' Kafka headers: the column must be given."""
+    if framing.in_header and headers is None:
+        raise ConfigError(f"{function}: wire_format {framing.value!r} reads the schema id from Kafka headers: "
+                          "pass headers=")
 
 
 def _udf(fn: Callable[..., pa.Array], spark_type: Any) -> Any:
@@ -143,18 +102,6 @@ def _apply(job, col, headers, topics=None):
     def run_h(values: pa.Array, hdrs: pa.Array) -> pa.Array:
         return job.run(values, hdrs)
     return _udf(run_h, spark_type)(_col(col), _col(headers))
-
-
-def _framing_of(wire_format: str, headers) -> Framing:
-    """Validated framing; header framings need the headers column."""
-    try:
-        framing = Framing(wire_format)
-    except ValueError as e:
-        raise ConfigError(f"unknown wire_format {wire_format!r}; valid: "
-                          + ", ".join(f.value for f in Framing)) from e
-    if framing.in_header and headers is None:
-        raise ConfigError(f"wire_format {framing.value!r} reads the schema id from Kafka headers: pass headers=")
-    return framing
 
 
 def _col(c):
@@ -195,10 +142,12 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     registry_url : str, optional
         Shorthand for ``options={"schema.registry.url": ...}``.
     options : dict, optional
-        The source's ``schema.registry.*`` settings (auth, TLS, vendor, timeouts...).
-        Without any registry setting, every row is read with the inline ``schema`` as writer.
-        Data contracts: ``rules.enabled``, ``rules.<kms setting>`` (e.g. ``rules.secret`` for the
-        local KMS), ``use.latest.with.metadata``, ``rules.dlq.topic`` with ``kafka.bootstrap.servers``.
+        Options by the source's names, parsed by the same option table (``docs/column-functions.md``
+        lists the ones each function takes): the ``schema.registry.*`` settings (auth, TLS,
+        vendor, timeouts...); without any registry setting, every row is read with the inline
+        ``schema`` as writer. Data contracts: ``rules.enabled``, ``rules.<kms setting>`` (e.g.
+        ``rules.secret`` for the local KMS), ``use.latest.with.metadata``, ``rules.dlq.topic`` with
+        ``kafka.bootstrap.servers``. A keyword argument wins over the same option here.
     format : {"avro", "json", "protobuf"}, optional
         Payload format of an inline ``schema`` (guessed from its text when omitted).
     wire_format : str, optional
@@ -242,37 +191,40 @@ def from_registry(col, *, schema: str | dict | None = None, subject: str | None 
     >>> row.value is None, row.error.startswith("unknown magic byte")
     (True, True)
     """
+    from connector.options import FROM_REGISTRY, framing_of, parse_arguments, registry_config_for
     from connector.schema import value_reading
 
-    mode = Mode.parse(mode, allowed=_MODES)
-    plan = _channel_plan(asyncapi, channel, server)
-    framing = _framing_of(wire_format or (plan.framing().value if plan is not None else "confluent"), headers)
-    config = _registry_config(options, registry_url, plan)
-    if schema is None and config is None and plan is None:
+    opts = parse_arguments(FROM_REGISTRY, dict(
+        schema=schema, subject=subject, schema_id=schema_id, version=version, registry_url=registry_url,
+        format=format, wire_format=wire_format, mode=mode, with_errors=with_errors, message=message,
+        topic=topic if isinstance(topic, str) else None, asyncapi=asyncapi, channel=channel, server=server), options)
+    plan = _channel_plan(opts)
+    framing = framing_of(opts, plan)  # wire_format=, else the document's, else confluent
+    _needs_headers(FROM_REGISTRY, framing, headers)
+    config = registry_config_for(opts.registry_options(), plan)
+    if opts.inline_schema is None and config is None and plan is None:
         raise ConfigError("from_registry needs a reader schema: pass schema=, or schema_id=/subject= "
                           "together with registry_url= (or options={'schema.registry.url': ...}), or the "
                           "channel of a document (asyncapi=, channel=)")
-    request = _request(schema, format, message, subject, schema_id, version, **_contract(options))
-    reading = value_reading(request, plan=plan, registry=config, framing=framing,
-                            topic=topic if isinstance(topic, str) else None)
+    request = _request(opts)
+    reading = value_reading(request, plan=plan, registry=config, framing=framing, topic=opts.topic)
     decoder = reading.decoder
     if decoder is None:
-        raise ConfigError(f"from_registry: channel {channel!r} has no payload schema to decode with")
+        raise ConfigError(f"from_registry: channel {opts.channel!r} has no payload schema to decode with")
     routing = getattr(decoder, "routing", None)
     if headers is None and framing is Framing.NONE and routing is not None and routing.documented:
         names = ", ".join(h.name for h in routing.documented)
         raise ConfigError(f"from_registry: the records of channel {plan.channel if plan else ''!r} carry no schema id "
                           f"and say their message type in the Kafka header {names}: pass headers= (the "
                           "'headers' column of format(\"kafka\") with includeHeaders=true)")
-    if with_errors:
-        mode = Mode.PERMISSIVE
+    if opts.with_errors:
         out_type = pa.struct([pa.field("value", decoder.arrow_type), pa.field("error", pa.string())])
     else:
         out_type = decoder.arrow_type
-    job = DecodeJob(decoder=decoder, framing=framing, registry_config=config, mode=mode, with_errors=with_errors,
+    job = DecodeJob(decoder=decoder, framing=framing, registry_config=config,
+                    mode=Mode.PERMISSIVE if opts.with_errors else opts.mode, with_errors=opts.with_errors,
                     protobuf_indexes=payload_format(decoder.fmt).indexed_messages and framing.carries_protobuf_indexes,
-                    out_type=_spark_arrow(out_type), limits=request.limits, rules=reading.rules,
-                    topic=topic if isinstance(topic, str) else None)
+                    out_type=_spark_arrow(out_type), limits=request.limits, rules=reading.rules, topic=opts.topic)
     return _apply(job, col, headers, topic if topic is not None and not isinstance(topic, str) else None)
 
 
@@ -313,7 +265,11 @@ def strip_header(col, wire_format: str = "auto", *, headers=None):
     >>> r.framing, r.schema_id, r.payload
     ('confluent', 7, b'abc')
     """
-    return _apply(HeaderJob(_framing_of(wire_format, headers)), col, headers)
+    from connector.options import STRIP_HEADER, framing_of, parse_arguments
+
+    framing = framing_of(parse_arguments(STRIP_HEADER, {"wire_format": wire_format}))
+    _needs_headers(STRIP_HEADER, framing, headers)
+    return _apply(HeaderJob(framing), col, headers)
 
 
 def schema_id(col, wire_format: str = "auto", *, headers=None):
@@ -369,7 +325,8 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     normalize : bool
         Ask the registry to normalize the schema when registering (``normalize.schemas``).
     registry_url, options :
-        The registry (``schema.registry.*`` settings), as for :func:`from_registry`.
+        The registry (``schema.registry.*`` settings) and other options by the source's names, as
+        for :func:`from_registry`.
     format : {"avro", "json", "protobuf"}, optional
         Format of an inline ``schema`` (guessed from its text when omitted).
     wire_format : str
@@ -377,8 +334,8 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
         (content id = the Confluent-API id), ``"apicurio-legacy"`` (with ``schema_id`` the
         global id to write) or ``"none"``. Header framings are not available here: the id
         would travel in Kafka headers (use the ``asyncapi-kafka`` sink).
-    compression : {None, "zlib"}
-        Glue only.
+    compression : {None, "none", "zlib"}
+        Glue only (``glue.compression``).
     message : str, optional
         Protobuf: the message to write when the ``.proto`` holds several.
     mode : {"FAILFAST", "PERMISSIVE"}
@@ -406,46 +363,28 @@ def to_registry(col, *, schema: str | dict | None = None, subject: str | None = 
     >>> out.select(from_registry("value", schema=schema, registry_url=url).n).first()[0]  # doctest: +SKIP
     5
     """
-    from connector.schema import Registration, value_writer
+    from connector.options import TO_REGISTRY, framing_of, glue_compression, parse_arguments, registry_config_for
+    from connector.schema import value_writer
 
-    mode = Mode.parse(mode, allowed=_MODES)
-    framing = _framing_of(wire_format, None)
-    if framing is Framing.AUTO or framing.in_header:
-        raise ConfigError(f"to_registry cannot write wire_format {framing.value!r}: pick confluent, "
-                          "confluent-guid, glue, apicurio-new, apicurio-legacy or none")
-    if compression not in (None, "none") and framing is not Framing.GLUE:
-        raise ConfigError("compression applies only to wire_format='glue'")
-    modes = [m for m, on in ((Registration.SCHEMA_ID, schema_id is not None),
-                             (Registration.LATEST, use_latest_version), (Registration.AUTO_REGISTER, auto_register))
-             if on]
-    if len(modes) > 1:
-        raise ConfigError(f"to_registry: pick one registration mode, got {[str(m) for m in modes]}")
-    config = _registry_config(options, registry_url)
-    if config is None and framing is not Framing.NONE:
-        raise ConfigError("to_registry needs the registry: pass registry_url= or "
-                          "options={'schema.registry.url': ...} (or wire_format='none')")
-    # schema_id= pins the schema to write with (use.schema.id), as on the sink
-    contract = _contract(options)
-    if contract.get("use_latest_with_metadata"):
-        modes.append(Registration.LATEST_WITH_METADATA)
-    if len(modes) > 1:
-        raise ConfigError(f"to_registry: pick one registration mode, got {[str(m) for m in modes]}")
-    request = _request(schema, format, message, subject, None, version,
-                       registration=modes[0] if modes else Registration.REGISTERED,
-                       use_schema_id=str(schema_id) if schema_id is not None else None, normalize=normalize,
-                       **contract)
-    writer = value_writer(request, plan=None, registry=config, framing=framing, topic=topic)
+    opts = parse_arguments(TO_REGISTRY, dict(
+        schema=schema, subject=subject, schema_id=schema_id, version=version, use_latest_version=use_latest_version,
+        auto_register=auto_register, normalize=normalize, registry_url=registry_url, format=format,
+        wire_format=wire_format, compression=compression, message=message, mode=mode, with_errors=with_errors,
+        topic=topic), options)
+    framing = framing_of(opts)
+    compression = glue_compression(opts, framing)
+    writer = value_writer(_request(opts), plan=None, registry=registry_config_for(opts.registry_options()),
+                          framing=framing, topic=opts.topic)
     if writer.encoder is None:
         raise ConfigError("to_registry needs a schema to encode with: schema=, schema_id= or "
                           "use_latest_version=True with subject=")
-    if with_errors:
-        mode = Mode.PERMISSIVE
-    job = EncodeJob(writer=writer, compression=compression if framing is Framing.GLUE else None, mode=mode,
-                    with_errors=with_errors, topic=topic)
+    job = EncodeJob(writer=writer, compression=compression,
+                    mode=Mode.PERMISSIVE if opts.with_errors else opts.mode, with_errors=opts.with_errors,
+                    topic=opts.topic)
     from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
     spark_type: DataType = StructType([StructField("value", BinaryType()), StructField("error", StringType())]) \
-        if with_errors else BinaryType()
+        if opts.with_errors else BinaryType()
 
     def run(values: pa.Array) -> pa.Array:
         return job.run(values)

@@ -71,7 +71,7 @@ class RegistryServer:
         Which Apicurio native API versions to answer (``("2",)`` mimics an Apicurio 2 server).
     shared_kek_wrapper : callable, optional
         ``algorithm -> (key material, wrapped key material)``: makes the DEKs of shared KEKs (a
-        KMS the registry reaches, e.g. ``connector.schema.rules.local_kms_dek_maker(secret)``).
+        KMS the registry reaches, e.g. ``connector.schema.rules._crypto.local_kms_dek_maker(secret)``).
 
     Examples
     --------

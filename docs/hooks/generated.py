@@ -1,7 +1,8 @@
 """mkdocs hook: the parts of pages that are generated from the code when the site is built.
 
-- ``<!-- generated: options table -->`` / ``<!-- generated: write options table -->``: the option
-  tables, from the option table (``connector.options.expand_option_tables``);
+- ``<!-- generated: options table -->`` / ``<!-- generated: write options table -->`` /
+  ``<!-- generated: column function options table -->``: the option tables, from the option table
+  (``connector.options.expand_option_tables``);
 - ``<!-- generated: cli help -->``: the ``--help`` of ``asyncapi-kafka`` and each sub-command,
   from the command's own argparse parser.
 
@@ -37,7 +38,7 @@ def cli_help() -> str:
 
 def expand(markdown: str) -> str:
     """A page's Markdown with every generated part filled in."""
-    from connector.options import expand_option_tables
+    from connector.options._markdown import expand_option_tables
 
     text = expand_option_tables(markdown)
     if CLI_MARKER in text:

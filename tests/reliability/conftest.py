@@ -10,7 +10,8 @@ import socket
 
 import pytest
 
-from registry import RegistryConfig, clear_clients
+from registry import RegistryConfig
+from registry._cache import clear_clients
 
 #: Values planted in options; no log line, message, repr, plan or pickle may contain them.
 REGISTRY_PASSWORD = "reg-pw-Zq81XvT3"
@@ -37,7 +38,7 @@ def plain_setup(bootstrap: str, topic: str, **extra):
     """The driver's ``ReadSetup`` for :func:`plain_doc` with these options (channel ``c``)."""
     import json
 
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     opts = {"asyncapi": json.dumps(plain_doc(bootstrap, topic)), "channel": "c"}

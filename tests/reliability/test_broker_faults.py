@@ -15,9 +15,10 @@ import re
 import pytest
 
 from connector.errors import ConfigError, DataLossError, KafkaReadError
-from connector.kafka import (
+from connector.kafka import OffsetRange, read_range, report_data_loss, validate_ranges
+from connector.kafka._ranges import (
     ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO, PARTITION_OFFSET_CHANGED, PARTITIONS_DELETED,
-    START_OFFSET_RESET, OffsetRange, read_range, report_data_loss, validate_ranges,
+    START_OFFSET_RESET
 )
 from connector.testing import EmbeddedKafka, TansuBroker
 from connector.spark import _offsets as off

@@ -29,7 +29,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from connector.errors import DeliveryError, KafkaReadError
-from connector.kafka import BatchProducer, KafkaOffsetReader, OffsetRange, read_range
+from connector.kafka import KafkaOffsetReader, OffsetRange, read_range
+from connector.kafka._produce import BatchProducer
 
 from tests.reliability.conftest import closed_port, plain_setup
 from tests.reliability.mock_cluster import ApiKey, Err, MockCluster, wait_for
@@ -480,7 +481,7 @@ def test_topic_appearing_mid_stream_is_read_from_offset_zero_while_leaders_move(
            "servers": {"k": {"host": cluster.bootstrap_servers, "protocol": "kafka"}},
            "channels": {"c": {"address": "region.{name}", "parameters": {"name": {}},
                               "messages": {"m": {"name": "M"}}}}}
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     cluster.create_topic("region.eu", PARTITIONS)

@@ -60,17 +60,15 @@ def uid(i: int) -> bytes:
 
 def setup_for(bootstrap: str, topic: str, **extra):
     """The driver's write setup of a plain channel (values written as bytes), exactly-once."""
-    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
-
-    from connector.options import parse_options
-    from connector.spark._write import build_write_setup
+    from connector.options._parse import parse_options
+    from connector.write import build_write_setup
 
     doc = {"asyncapi": "3.0.0", "info": {"title": "t", "version": "1"},
            "servers": {"k": {"host": bootstrap, "protocol": "kafka"}},
            "channels": {"c": {"address": topic, "messages": {"m": {"name": "M"}}}}}
     opts = {"asyncapi": json.dumps(doc), "channel": "c", "deliveryGuarantee": "exactly-once", "writeId": "w1",
             "kafka.log_level": "0", "fetchOffset.timeoutMs": "20000", **extra}
-    schema = StructType([StructField("value", BinaryType()), StructField("partition", IntegerType())])
+    schema = pa.schema([("value", pa.binary()), ("partition", pa.int32())])
     return build_write_setup(parse_options(opts, streaming=False, direction="write"), schema)
 
 
@@ -83,7 +81,7 @@ def batches(ids, size: int = 50):
 
 
 def write(setup, ids, tid: str, batch: int = 0):
-    from connector.spark._write_txn import write_exactly_once
+    from connector.write import write_exactly_once
 
     return write_exactly_once(setup, batches(ids), (tid, batch))
 
@@ -176,7 +174,7 @@ def test_a_task_that_fails_before_its_commit_is_written_once_by_its_retry(broker
 def test_of_two_overlapping_attempts_the_older_is_fenced(broker):
     """Speculation: attempt A is halfway when attempt B of the same task starts, writes
     everything and commits; A then fails as a zombie, and nothing it wrote is visible."""
-    from connector.spark._write_txn import write_exactly_once
+    from connector.write import write_exactly_once
 
     topic, tid = fresh(broker)
     setup = setup_for(broker.bootstrap_servers, topic)

@@ -185,7 +185,7 @@ def _doc(registry_url: str) -> dict:
 
 
 def _setup(registry_url: str, mode: str, **extra):
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     opts = {"asyncapi": json.dumps(_doc(registry_url)), "channel": "c", "mode": mode,

@@ -24,7 +24,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from connector.kafka import BatchProducer
+from connector.kafka._produce import BatchProducer
 
 from tests.reliability.mock_cluster import ApiKey, Err, MockCluster
 

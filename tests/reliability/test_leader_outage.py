@@ -19,7 +19,7 @@ import time
 import pytest
 
 from connector.kafka import KafkaOffsetReader
-from connector.options import OPTIONS
+from connector.options._table import OPTIONS
 
 from tests.reliability.mock_cluster import MockCluster
 from tests.reliability.test_cluster_faults import PARTITIONS, TOPIC, Stream, Writer, assert_exactly_once, produce

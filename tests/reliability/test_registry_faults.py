@@ -62,7 +62,7 @@ def test_registry_down_at_start_names_the_url_without_credentials():
 def test_registry_down_at_start_fails_the_read_setup_on_the_driver():
     """The driver resolves a pinned reader schema at ``load()`` (Spark ``from_avro`` with
     ``schema.registry`` fails at analysis): the typed error surfaces, with no credential."""
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     port = closed_port()
@@ -160,7 +160,7 @@ def test_registry_outage_is_not_mistaken_for_malformed_records(registry_server, 
     import datetime as dt
 
     from connector.kafka import RAW_ARROW_SCHEMA
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     wid = registry_server.register("orders-value", json.dumps(V1))
@@ -318,7 +318,8 @@ def test_the_look_up_never_takes_an_outage_or_a_wrong_url_for_not_registered(reg
     import http.server
     import threading
 
-    from registry import ConfluentRegistry, RegistryProtocolError
+    from registry import RegistryProtocolError
+    from registry._confluent import ConfluentRegistry
 
     registry_server.register("orders-value", json.dumps(V1))
     client = ConfluentRegistry(fast_registry_config(registry_server.url, max_retries=1))

@@ -73,7 +73,7 @@ def test_driver_objects_reprs_logs_and_pickled_partitions_hold_no_secret(planted
     options, the ``ReadSetup``, every log record at DEBUG, and ``pickle.dumps`` of every
     ``InputPartition`` the batch reader plans (Spark serialises those into task closures)."""
     from connector.spark._batch import BatchReader
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
     from connector.spark._source import AsyncApiKafkaDataSource
 
@@ -104,7 +104,7 @@ def test_failing_reads_name_no_secret(planted, kafka, registry_server, write_doc
     registry URL carrying ``user:password@``) never contains the secrets."""
     from connector.errors import KafkaReadError
     from connector.spark._batch import BatchReader
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
     from registry import RegistryAuthError, client_for
 
@@ -224,7 +224,7 @@ def test_oauth_client_secret_and_tokens_are_never_shown(spark, kafka, registry_s
 
     import fastavro
 
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._batch import BatchReader
     from connector.spark._setup import build_setup
     from connector.testing import TokenServer

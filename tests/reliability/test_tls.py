@@ -73,7 +73,7 @@ def test_self_signed_registry_is_refused_by_default(https_registry, self_signed)
 def test_self_signed_registry_fails_the_read_setup(https_registry):
     """The Spark source on an HTTPS registry with an untrusted certificate fails at ``load()``
     (driver), not with rows of garbage later."""
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     sid = https_registry.register("r-value", SCHEMA)
@@ -88,7 +88,7 @@ def test_self_signed_registry_fails_the_read_setup(https_registry):
 @pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 def test_registry_verify_off_warns_every_time(https_registry, caplog):
     """Turning registry verification off is explicit and logged for every client created."""
-    from registry import clear_clients
+    from registry._cache import clear_clients
 
     sid = https_registry.register("r-value", SCHEMA)
     with caplog.at_level(logging.WARNING):
@@ -107,7 +107,7 @@ def _secure_doc(extra_server: dict | None = None) -> dict:
 
 
 def _conf(doc: dict, **options) -> dict:
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     return build_setup(parse_options({"asyncapi": json.dumps(doc), "channel": "c", **options})).kafka_conf()

@@ -74,7 +74,7 @@ def test_document_server_credentials_are_ignored_with_one_warning(doc, where, ca
 
 
 def test_document_registry_url_credentials_are_not_used_as_basic_auth(caplog):
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     caplog.set_level(logging.WARNING)
@@ -87,7 +87,7 @@ def test_document_registry_url_credentials_are_not_used_as_basic_auth(caplog):
 
 
 def test_bootstrap_option_credentials_are_stripped_with_a_warning(caplog):
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
 
     caplog.set_level(logging.WARNING)
     opts = parse_options({"asyncapi": json.dumps(_doc3("b9:9092")), "channel": "orders",

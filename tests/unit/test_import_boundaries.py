@@ -1,7 +1,7 @@
 """The seams between the packages, checked statically by walking every module's imports.
 
 Layering (docs/internals.md): wireformat (stdlib, numpy, pyarrow) <- registry (+ requests,
-boto3/botocore, wireformat) <- connector. connector.asyncapi/formats/kafka/options/read import no pyspark:
+boto3/botocore, wireformat) <- connector. connector.asyncapi/formats/kafka/options/read/write import no pyspark:
 only connector.spark, connector.cli and the top-level pyspark_asyncapi_kafka module do.
 
 Within the project: no import cycles between modules (function-level and TYPE_CHECKING
@@ -30,7 +30,7 @@ ALLOWED = {
     "registry": STDLIB | {"numpy", "pyarrow", "wireformat", "registry", "requests", "urllib3", "boto3", "botocore"},
 }
 NO_PYSPARK = ("connector/asyncapi", "connector/formats", "connector/kafka", "connector/options", "connector/read",
-              "connector/testing", "connector/errors.py")
+              "connector/write", "connector/testing", "connector/errors.py")
 # The test stand-ins and the only product package allowed to start them (demo, sandbox).
 TESTING = "connector.testing"
 TESTING_USERS = ("connector.cli",)

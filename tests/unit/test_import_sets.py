@@ -28,6 +28,7 @@ CASES = {
     # a notebook's or a script's import
     "import connector": ("import connector", HEAVY + ARROW),
     "import connector.read (peek's and the source's core)": ("import connector.read", HEAVY + ("pyspark",)),
+    "import connector.write (the sink's core)": ("import connector.write", HEAVY + ("pyspark",)),
     "import registry": ("import registry", HEAVY + ("pyspark", "yaml", "confluent_kafka")),
     "import wireformat": ("import wireformat", HEAVY + ("pyspark", "yaml", "confluent_kafka")),
     # the command line
@@ -41,7 +42,8 @@ CASES = {
     "the DataSource": ("from connector.spark import AsyncApiKafkaDataSource", HEAVY),
     # what a Spark Python worker unpickles: the batch and stream readers, the writers
     "a worker's reader": ("import connector.spark._batch, connector.spark._stream", HEAVY),
-    "a worker's writer": ("import connector.spark._sink, connector.spark._write_task", HEAVY),
+    # a write task: the writer unpickled, then its write() (connector.write's setup unpickled, its task run)
+    "a worker's writer": ("import connector.spark._sink, connector.write", HEAVY),
     "the column functions": ("import connector.spark.functions", HEAVY),
 }
 

@@ -4,14 +4,14 @@ its per-record reference, and the encoder that validates what it writes.
 
 Examples
 --------
->>> from connector.formats.json_schema import JSON_SCHEMA, parse_json_schema
->>> parse_json_schema('{"type": "object", "properties": {"n": {"type": "integer"}}}').arrow
+>>> from connector.formats.core import DecodeOptions
+>>> from connector.formats.json_schema import JSON_SCHEMA
+>>> schema = '{"type": "object", "properties": {"n": {"type": "integer"}}}'
+>>> JSON_SCHEMA.reader(schema, refs=(), message=None, options=DecodeOptions()).arrow_type
 StructType(struct<n: int64>)
 """
-from connector.formats.json_schema._bundle import Registered, Resources, schema_ids
 from connector.formats.json_schema._bundle import bundle as bundle_schema
-from connector.formats.json_schema._format import JSON_SCHEMA, JsonSchemaFormat, json_title
-from connector.formats.json_schema._schema import JNode, parse_json_schema, schema_document
+from connector.formats.json_schema._bundle import schema_ids
+from connector.formats.json_schema._format import JSON_SCHEMA
 
-__all__ = ["JSON_SCHEMA", "JsonSchemaFormat", "JNode", "parse_json_schema", "json_title", "bundle_schema",
-           "schema_document", "schema_ids", "Resources", "Registered"]
+__all__ = ["JSON_SCHEMA", "bundle_schema", "schema_ids"]

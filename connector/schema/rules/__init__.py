@@ -19,26 +19,10 @@ reader/writer schemas' ``ruleSet`` and ``metadata`` and the job's ``rules.*`` op
 every path (source, sink, column functions) applies the same rules.
 """
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
-from connector.schema.rules._common import VECTORIZED_TYPES, ContractSettings, active_rules
-from connector.schema.rules._crypto import LocalKms, local_kms_key
+from connector.schema.rules._common import ContractSettings, active_rules
 from connector.schema.rules._kms import KmsSettings
 from connector.schema.rules._read import ReadRules
-from connector.schema.rules._write import WriteOutcome, WriteRules
+from connector.schema.rules._write import WriteRules
 
-__all__ = ["ReadRules", "WriteRules", "WriteOutcome", "ContractSettings", "KmsSettings", "active_rules",
-           "VECTORIZED_TYPES", "LocalKms", "local_kms_key", "local_kms_dek_maker",
+__all__ = ["ReadRules", "WriteRules", "ContractSettings", "KmsSettings", "active_rules",
            "NotVectorizable", "compile_cel", "split_guard"]
-
-
-def local_kms_dek_maker(secret: str):
-    """For :class:`connector.testing.RegistryServer`'s shared KEKs: ``algorithm -> (key material,
-    key material wrapped by the local KMS of secret)``."""
-    from connector.schema.rules._crypto import new_key_material
-
-    kms = LocalKms(secret)
-
-    def make(algorithm: str) -> tuple[bytes, bytes]:
-        material = new_key_material(algorithm)
-        return material, kms.encrypt(material)
-
-    return make

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from registry import Rule, Schema, Secret
+from registry import RegistryConfig, Rule, Schema, Secret, subject_name
 
 from connector.errors import ConfigError
 from connector.formats import payload_format, refs_of
@@ -30,7 +30,7 @@ from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guar
 from connector.schema.rules._kms import KmsSettings
 
 __all__ = ["ContractSettings", "active_rules", "failure_action", "RowFailures", "replayed", "VECTORIZED_TYPES",
-           "DLQ_HEADERS", "strategy_record", "record_form"]
+           "DLQ_HEADERS", "RuleScope", "record_form"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -256,12 +256,34 @@ def per_record_reason(encoding: list[Rule], domain: list[Rule]) -> str | None:
     return why
 
 
-def strategy_record(strategy: str, fmt: str, schema: Schema, message: str | None) -> str | None:
-    """The record name the subject name ``strategy`` needs of ``schema`` (None for the topic
-    strategies): the format's record name."""
-    if strategy in ("TopicNameStrategy", "SimpleTopicNameStrategy"):
-        return None
-    return payload_format(fmt).record_name(schema.text, refs_of(schema), message)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RuleScope:
+    """What the rules of one column (a read's or a write's) know of it: the registry holding its
+    schemas and keys, the job's settings, the payload format, and how its records' subjects are
+    named (see :class:`~._read.ReadRules` for the fields). Picklable."""
+
+    registry: RegistryConfig
+    settings: ContractSettings
+    fmt: str
+    is_key: bool = False
+    subject: str | None = None
+    strategy: str = "TopicNameStrategy"
+    message: str | None = None
+
+    #: What to pass when the record's topic is unknown and the subject depends on it.
+    no_topic_hint: ClassVar[str] = "pass subject= or topic="
+
+    def subject_of(self, topic: str | None, schema: Schema) -> str:
+        """The subject of a record of ``topic`` written with ``schema``: the given subject, or
+        the subject name strategy's (Confluent's names)."""
+        if self.subject:
+            return self.subject
+        if topic is None:
+            raise ConfigError("this value's schema has data-contract rules whose keys belong to a subject, and the "
+                              f"record's topic is unknown: {self.no_topic_hint}")
+        record = None if self.strategy in ("TopicNameStrategy", "SimpleTopicNameStrategy") else \
+            payload_format(self.fmt).record_name(schema.text, refs_of(schema), self.message)
+        return subject_name(self.strategy, topic, record, self.is_key)
 
 
 def record_form(fmt: str, schema: Schema, message: str | None):

@@ -34,7 +34,7 @@ import pyarrow as pa
 from connector.errors import ConfigError
 
 __all__ = ["ALGORITHMS", "Aead", "aead_for", "key_from_material", "new_key_material", "local_kms_key",
-           "LocalKms", "decrypt_column", "encrypt_column", "split_versions", "RuleCryptoError"]
+           "LocalKms", "local_kms_dek_maker", "decrypt_column", "encrypt_column", "split_versions", "RuleCryptoError"]
 
 #: DEK algorithm → (raw key length, deterministic, Tink key-proto field of the key bytes)
 ALGORITHMS: dict[str, tuple[int, bool, int]] = {
@@ -199,6 +199,18 @@ class LocalKms:
 
     def decrypt(self, ciphertext: bytes) -> bytes:
         return self._aead.decrypt(ciphertext)
+
+
+def local_kms_dek_maker(secret: str) -> Callable[[str], tuple[bytes, bytes]]:
+    """For :class:`connector.testing.RegistryServer`'s shared KEKs: ``algorithm -> (key material,
+    key material wrapped by the local KMS of secret)``."""
+    kms = LocalKms(secret)
+
+    def make(algorithm: str) -> tuple[bytes, bytes]:
+        material = new_key_material(algorithm)
+        return material, kms.encrypt(material)
+
+    return make
 
 
 # -- columns ----------------------------------------------------------------------------------------

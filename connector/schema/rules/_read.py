@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from registry import RegistryConfig, Schema, client_for, subject_name
+from registry import Schema, client_for
 from wireformat import ErrorCode, Framing, encode_frame, encode_protobuf_indexes
 
 from connector.errors import ConfigError
@@ -39,14 +39,13 @@ from connector.schema.rules._common import (
     per_record_reason,
     put_rows,
     true_rows,
-    ContractSettings,
     RowFailures,
     active_rules,
     failure_action,
     record_form,
     replayed,
     send_to_dlq,
-    strategy_record,
+    RuleScope,
 )
 from connector.schema.rules._crypto import decrypt_column
 from connector.schema.rules._fields import (
@@ -64,8 +63,8 @@ __all__ = ["ReadRules"]
 log = logging.getLogger("asyncapi_kafka")
 
 
-@dataclasses.dataclass(frozen=True)
-class ReadRules:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReadRules(RuleScope):
     """The rules a read applies (picklable; executors build their state per process).
 
     Attributes
@@ -91,28 +90,14 @@ class ReadRules:
         Protobuf: the reader's message.
     """
 
-    registry: RegistryConfig
-    settings: ContractSettings
-    fmt: str
-    is_key: bool = False
-    subject: str | None = None
-    strategy: str = "TopicNameStrategy"
     reader: Schema | None = None
     reader_conf: tuple[tuple[str, Any], ...] = ()
-    message: str | None = None
+
+    no_topic_hint = "pass subject= or topic= (from_registry)"
 
     # -- per process --------------------------------------------------------------------------------
     def _state(self) -> _State:
         return _STATES.get(self, lambda: _State(self))
-
-    def subject_of(self, topic: str | None, writer: Schema, path: tuple = ()) -> str:
-        if self.subject:
-            return self.subject
-        if topic is None:
-            raise ConfigError("this value's schema has data-contract rules whose keys belong to a subject, and the "
-                              "record's topic is unknown: pass subject= or topic= (from_registry)")
-        return subject_name(self.strategy, topic, strategy_record(self.strategy, self.fmt, writer, self.message),
-                            self.is_key)
 
     # -- the batch ----------------------------------------------------------------------------------
     def decode(self, parsed, decoder, lookup, *, raw: pa.Array, topics=None, keys=None,

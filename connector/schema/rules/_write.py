@@ -25,22 +25,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from registry import RegistryConfig, Schema, subject_name
+from registry import Schema
 from wireformat import Framing, parse_frames
 
-from connector.errors import ConfigError
 from connector.formats import EncodeResult, payload_format
 from connector.formats.core import ProcessCache
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
 from connector.schema.rules._common import (
     per_record_reason,
-    ContractSettings,
     RowFailures,
     active_rules,
     put_rows,
     record_form,
     send_to_dlq,
-    strategy_record,
+    RuleScope,
     true_rows,
 )
 from connector.schema.rules._crypto import encrypt_column
@@ -68,33 +66,25 @@ class WriteOutcome:
     dropped: np.ndarray
 
 
-@dataclasses.dataclass(frozen=True)
-class WriteRules:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WriteRules(RuleScope):
     """The rules a write applies (picklable; see :class:`~._read.ReadRules` for the fields)."""
 
-    registry: RegistryConfig
-    settings: ContractSettings
-    fmt: str
     target: Schema
-    is_key: bool = False
-    subject: str | None = None
-    strategy: str = "TopicNameStrategy"
-    message: str | None = None
+
+    no_topic_hint = "name the subject (subject=) or the topic"
 
     def _state(self) -> _State:
         return _STATES.get(self, lambda: _State(self))
 
     def subjects(self, topics, n: int) -> list[str]:
-        if self.subject:
-            return [self.subject] * n
-        if topics is None:
-            raise ConfigError("the schema's encryption rules need the record's subject: name it (subject=) or the "
-                              "topic")
-        record = strategy_record(self.strategy, self.fmt, self.target, self.message)
-        if isinstance(topics, str):
-            return [subject_name(self.strategy, topics, record, self.is_key)] * n
-        cache: dict[str, str] = {}
-        return [cache.setdefault(t, subject_name(self.strategy, t, record, self.is_key)) for t in topics]
+        """The subject of each of ``n`` records (``topics``: one topic, one per record, or None)."""
+        if self.subject or topics is None or isinstance(topics, str):
+            return [self.subject_of(topics, self.target)] * n
+        by_topic: dict[str, str] = {}
+        for t in set(topics):
+            by_topic[t] = self.subject_of(t, self.target)
+        return [by_topic[t] for t in topics]
 
     def encode(self, values: pa.Array, encoder, column: str = "value", *, topics=None, keys=None,
                headers=None) -> WriteOutcome:

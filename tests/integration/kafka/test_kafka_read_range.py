@@ -10,18 +10,11 @@ import pytest
 
 from connector.errors import DataLossError, KafkaReadError
 from connector.kafka import (
-    COULD_NOT_READ_OFFSET_RANGE,
-    RAW_ARROW_SCHEMA,
-    RAW_ARROW_SCHEMA_NO_HEADERS,
-    START_OFFSET_RESET,
-    KafkaOffsetReader,
-    OffsetRange,
-    consumer_stats,
-    plan_ranges,
-    read_range,
-    read_ranges,
-    validate_ranges,
+    RAW_ARROW_SCHEMA, RAW_ARROW_SCHEMA_NO_HEADERS, KafkaOffsetReader, OffsetRange, plan_ranges, read_range,
+    read_ranges, validate_ranges
 )
+from connector.kafka._ranges import COULD_NOT_READ_OFFSET_RANGE, START_OFFSET_RESET
+from connector.kafka._consume import consumer_stats
 from connector.testing import EmbeddedKafka
 
 pytestmark = pytest.mark.kafka

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from connector.kafka import RAW_ARROW_SCHEMA, OffsetRange, consumer_stats, read_range, read_ranges
+from connector.kafka import RAW_ARROW_SCHEMA, OffsetRange, read_range, read_ranges
+from connector.kafka._consume import consumer_stats
 from connector.kafka import _batch_kernel
 
 pytestmark = pytest.mark.kafka

@@ -14,7 +14,8 @@ import pyarrow as pa
 import pytest
 
 from connector.errors import DeliveryError, HeaderNameError
-from connector.kafka import BatchProducer, Headers, producer_for
+from connector.kafka import Headers, producer_for
+from connector.kafka._produce import BatchProducer
 
 pytestmark = pytest.mark.kafka
 

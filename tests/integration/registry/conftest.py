@@ -7,7 +7,8 @@ import ssl
 
 import pytest
 
-from registry import RegistryConfig, clear_clients
+from registry import RegistryConfig
+from registry._cache import clear_clients
 from connector.testing import RegistryServer
 
 

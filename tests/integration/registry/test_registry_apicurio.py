@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from registry import ApicurioRegistry, RegistryConfig, SchemaNotFound, SchemaReference, SchemaType, client_for
+from registry import RegistryConfig, SchemaNotFound, SchemaType, client_for
+from registry._apicurio import ApicurioRegistry
+from registry._types import SchemaReference
 from connector.testing import RegistryServer
 
 # as registries store it (Karapace, the stand-in): compact, keys sorted

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from registry import (CachingRegistry, ConfluentRegistry, RegistryUnavailable, SchemaNotFound,
-                      client_for)
+from registry import RegistryUnavailable, SchemaNotFound, client_for
+from registry._cache import CachingRegistry
+from registry._confluent import ConfluentRegistry
 
 # as registries store it (Karapace, the stand-in): compact, keys sorted
 ORDER = '{"fields":[{"name":"id","type":"long"}],"name":"Order","type":"record"}'
@@ -162,7 +163,7 @@ def test_bounded_cache_evicts_least_recently_used(server, fast_config):
 
 
 def test_references_are_cached_across_schemas(server, fast_config):
-    from registry import SchemaReference
+    from registry._types import SchemaReference
     server.register("money", '{"type":"record","name":"Money","fields":[{"name":"c","type":"long"}]}')
     a = server.register("a-value", '{"type":"record","name":"A","fields":[{"name":"m","type":"Money"}]}',
                         references=[SchemaReference("Money", "money", 1)])

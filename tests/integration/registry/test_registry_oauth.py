@@ -9,8 +9,8 @@ import pytest
 
 import registry._oauth as oauth
 from connector.testing import RegistryServer, TokenServer
-from registry import (ConfluentRegistry, RegistryAuthError, RegistryConfig, RegistryConfigError,
-                      RegistryProtocolError, client_for)
+from registry import RegistryAuthError, RegistryConfig, RegistryConfigError, RegistryProtocolError, client_for
+from registry._confluent import ConfluentRegistry
 
 SECRET = "cs-Vq93LmX2pT"
 ORDER = '{"fields":[{"name":"id","type":"long"}],"name":"Order","type":"record"}'

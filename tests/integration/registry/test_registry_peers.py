@@ -11,8 +11,12 @@ import json
 
 import pytest
 
-from registry import (ConfluentRegistry, IncompatibleSchemaError, InvalidSchemaError, RegistryConfig, Schema,
-                      SchemaNotFound, SchemaReference, SchemaType, client_for, subject_name)
+from registry import (
+    IncompatibleSchemaError, InvalidSchemaError, RegistryConfig, Schema, SchemaNotFound, SchemaType, client_for,
+    subject_name
+)
+from registry._confluent import ConfluentRegistry
+from registry._types import SchemaReference
 
 pytestmark = pytest.mark.karapace
 

@@ -7,9 +7,12 @@ import socket
 
 import pytest
 
-from registry import (ConfluentRegistry, RegistryAuthError, RegistryConfig, RegistryConfigError,
-                      RegistryError, RegistryUnavailable, Schema, SchemaNotFound, SchemaReference, SchemaType,
-                      client_for)
+from registry import (
+    RegistryAuthError, RegistryConfig, RegistryConfigError, RegistryError, RegistryUnavailable, Schema,
+    SchemaNotFound, SchemaType, client_for
+)
+from registry._confluent import ConfluentRegistry
+from registry._types import SchemaReference
 
 # as registries store it (Karapace, the stand-in): compact, keys sorted
 ORDER = '{"fields":[{"name":"id","type":"long"}],"name":"Order","namespace":"acme","type":"record"}'

@@ -6,8 +6,9 @@ import subprocess
 import sys
 import uuid
 
-from registry import (FileRegistry, RegistryConfig, SchemaReference, SchemaType, client_for,
-                      export_snapshot)
+from registry import RegistryConfig, SchemaType, client_for
+from registry._file import FileRegistry, export_snapshot
+from registry._types import SchemaReference
 
 # as registries store it (Karapace, the stand-in): compact, keys sorted
 MONEY = '{"fields":[{"name":"c","type":"long"}],"name":"Money","type":"record"}'

@@ -5,7 +5,8 @@ import logging
 
 import pytest
 
-from registry import ConfluentRegistry, RegistryError, RegistryTLSError
+from registry import RegistryError, RegistryTLSError
+from registry._confluent import ConfluentRegistry
 from connector.testing import RegistryServer
 
 # as registries store it (Karapace, the stand-in): compact, keys sorted

@@ -47,7 +47,7 @@ def _doc(bootstrap: str, registry_url: str | None, topic: str, *, key: bool = Tr
 
 # ------------------------------------------------------------------ the pipeline alone (no JVM)
 def _setup(doc: dict, mode: str, **extra):
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     return build_setup(parse_options({"asyncapi": json.dumps(doc), "channel": "c", "mode": mode, **extra}))

@@ -126,7 +126,7 @@ def test_broker_gone_mid_batch_fails_the_delivery_check():
     """Half a batch is produced and acknowledged, the cluster is dropped, the rest is queued:
     finish() raises DeliveryError naming the topic; it never reports success."""
     from connector.errors import DeliveryError
-    from connector.kafka import BatchProducer
+    from connector.kafka._produce import BatchProducer
     from connector.testing import EmbeddedKafka
 
     cluster = EmbeddedKafka()
@@ -148,7 +148,7 @@ def test_producer_refuses_oversized_records_before_queueing(kafka):
     import pyarrow as pa
 
     from connector.errors import MessageTooLargeError
-    from connector.kafka import BatchProducer
+    from connector.kafka._produce import BatchProducer
 
     bp = BatchProducer({"bootstrap.servers": kafka.bootstrap_servers, "message.max.bytes": 1500})
     values = pa.array([b"x" * 10, b"y" * 5000])
@@ -160,7 +160,7 @@ def test_producer_refuses_oversized_records_before_queueing(kafka):
 
 def test_unknown_partition_names_topic_and_partition(kafka):
     from connector.errors import DeliveryError
-    from connector.kafka import BatchProducer
+    from connector.kafka._produce import BatchProducer
 
     topic = unique_topic("nopart")
     kafka.create_topic(topic)  # 4 partitions on the mock cluster

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from connector.asyncapi import describe, list_channels, load_document, plan_read
+from connector.asyncapi import describe, load_document, plan_read
+from connector.asyncapi._document import list_channels
 from connector.errors import AsyncApiDocumentError, ConfigError
 
 EXAMPLES = pathlib.Path("/work/shared/asyncapi-examples")

@@ -23,7 +23,8 @@ from confluent_kafka.schema_registry import Schema as CSchema
 from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleKind, RuleMode, RuleSet
 from confluent_kafka.serialization import SerializationError
 
-from connector.schema import Registration, SchemaRequest
+from connector.schema import SchemaRequest
+from connector.schema._request import Registration
 from connector.testing import RegistryServer
 
 ROWS = [{"name": "ann", "ssn": "1", "photo": None, "age": 31, "emails": ["a@x"]},

@@ -19,7 +19,8 @@ from tests.unit.contracts.contract_helpers import (
     write,
 )
 
-from connector.schema import InlineSchema, Registration, SchemaRequest
+from connector.schema import SchemaRequest
+from connector.schema._request import InlineSchema, Registration
 from connector.testing import RegistryServer
 
 FORMATS = ["avro", "json", "protobuf"]

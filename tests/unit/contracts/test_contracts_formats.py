@@ -25,7 +25,8 @@ from tests.unit.contracts.contract_helpers import (
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.serialization import SerializationError
 
-from connector.schema import Registration, SchemaRequest
+from connector.schema import SchemaRequest
+from connector.schema._request import Registration
 from connector.testing import RegistryServer
 
 FORMATS = ["avro", "json", "protobuf"]

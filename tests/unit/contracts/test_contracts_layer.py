@@ -26,10 +26,12 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.serialization import SerializationError
 
 from connector.errors import ConfigError
-from connector.options import parse_options
-from connector.schema import Registration, SchemaRequest
+from connector.options._parse import parse_options
+from connector.schema import SchemaRequest
+from connector.schema._request import Registration
 from connector.testing import RegistryServer
-from registry import DekRegistry, RegistryConfig, SchemaNotFound, client_for
+from registry import RegistryConfig, SchemaNotFound, client_for
+from registry._dek import DekRegistry
 
 BASE = {"asyncapi": "doc.yaml", "channel": "orders"}
 
@@ -120,7 +122,7 @@ def test_dlq_on_write_leaves_the_record_out_and_sends_it_redacted_as_confluent_d
 
 
 def test_shared_kek_deks_are_made_by_the_registry(server):
-    from connector.schema.rules import local_kms_dek_maker
+    from connector.schema.rules._crypto import local_kms_dek_maker
 
     with RegistryServer(shared_kek_wrapper=local_kms_dek_maker(SECRET)) as srv:
         DekRegistry(RegistryConfig(urls=(srv.url,))).register_kek("kek1", "local-kms", "mykey", shared=True)
@@ -144,8 +146,8 @@ def test_the_sink_leaves_dlq_records_out_of_the_batch(server, kafka):
     produced, the others are, and the batch does not fail."""
     import pyarrow as pa
 
-    from connector.spark._write_task import encode_batch
-    from connector.spark._write_types import Encoding, EncodingMode, WriteSetup
+    from connector.write import WriteSetup, encode_batch
+    from connector.write._types import Encoding, EncodingMode
     from connector.schema import value_writer
     from wireformat import Framing
 

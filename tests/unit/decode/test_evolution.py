@@ -9,7 +9,8 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from connector.formats import DecodeOptions, EvolutionMode, SchemaEvolutionError, build_decoder
+from connector.formats import DecodeOptions, EvolutionMode, build_decoder
+from connector.formats.core import SchemaEvolutionError
 from registry import Schema, SchemaType
 from wireformat import encode_frame, parse_frames
 

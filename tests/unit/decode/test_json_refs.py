@@ -15,7 +15,9 @@ import pytest
 
 from connector.errors import SchemaMappingError
 from connector.formats import DecodeOptions, EncodeOptions, build_decoder, build_encoder
-from connector.formats.json_schema import bundle_schema, parse_json_schema, schema_document, Registered
+from connector.formats.json_schema import bundle_schema
+from connector.formats.json_schema._schema import parse_json_schema, schema_document
+from connector.formats.json_schema._bundle import Registered
 from registry import Schema, SchemaType
 from wireformat import Framing, parse_frames
 

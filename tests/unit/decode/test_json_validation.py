@@ -272,13 +272,14 @@ def test_a_schema_its_meta_schema_refuses_fails_the_decoder_not_the_records():
 
 def test_the_option_reaches_the_decoder_on_every_path():
     """``jsonSchemaValidation`` is parsed by the option table: the source, peek and the CLI get it
-    through ``SchemaRequest.from_options``, the column functions through ``_contract``."""
-    from connector.options import parse_any
+    through ``SchemaRequest.from_options``, and so do the column functions (``from_registry``'s
+    arguments are options of its scope in the same table)."""
+    from connector.options import FROM_REGISTRY, parse_any, parse_arguments
     from connector.schema import SchemaRequest
-    from connector.spark.functions import _contract
+    from connector.spark.functions import _request
 
     opts = parse_any({"asyncapi": "-", "channel": "-", "jsonSchemaValidation": "false"})
     assert SchemaRequest.from_options(opts).decode_options().validate_json is False
     assert SchemaRequest.from_options(parse_any({"asyncapi": "-", "channel": "-"})).decode_options().validate_json
-    assert _contract({"jsonSchemaValidation": "false"})["validate_json"] is False
-    assert _contract(None) == {}  # from_registry without options: SchemaRequest's default, on
+    assert _request(parse_arguments(FROM_REGISTRY, {}, {"jsonSchemaValidation": "false"})).validate_json is False
+    assert _request(parse_arguments(FROM_REGISTRY, {})).validate_json is True  # on by default

@@ -4,16 +4,10 @@ from __future__ import annotations
 import pytest
 
 from registry import (
-    ConfluentRegistry,
-    IncompatibleSchemaError,
-    InvalidSchemaError,
-    RegistryConfig,
-    RegistryConfigError,
-    RegistryUnavailable,
-    Schema,
-    SchemaType,
-    client_for,
+    IncompatibleSchemaError, InvalidSchemaError, RegistryConfig, RegistryConfigError, RegistryUnavailable, Schema,
+    SchemaType, client_for
 )
+from registry._confluent import ConfluentRegistry
 from connector.testing import RegistryServer
 from tests.unit.encode.encode_helpers import Spec
 
@@ -50,7 +44,7 @@ def test_409_and_422_are_typed_and_not_cached(server):
 
 
 def test_normalize_and_references_are_sent(server):
-    from registry import SchemaReference
+    from registry._types import SchemaReference
 
     c = ConfluentRegistry(RegistryConfig(urls=(server.url,)))
     calls = []
@@ -71,7 +65,8 @@ def test_normalize_and_references_are_sent(server):
 
 
 def test_backend_without_registration():
-    from registry import CachingRegistry, SchemaRegistry
+    from registry._cache import CachingRegistry
+    from registry._base import SchemaRegistry
 
     class ReadOnly(SchemaRegistry):
         def _fetch_by_id(self, schema_id):

@@ -7,7 +7,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.kafka import HEADER_TYPE, concat_header_rows, header_rows, split_header
+from connector.kafka import concat_header_rows, header_rows, split_header
+from connector.kafka._produce import HEADER_TYPE
 
 _pair = st.tuples(st.sampled_from(["a", "b", "__TypeId__"]), st.binary(max_size=3))
 _rows = st.lists(st.one_of(st.none(), st.lists(_pair, max_size=3)), max_size=12)

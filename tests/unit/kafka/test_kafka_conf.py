@@ -6,13 +6,8 @@ import logging
 import pytest
 
 from connector.errors import ConfigError
-from connector.kafka import (
-    OWNED_KAFKA_SETTINGS,
-    SECRET_KAFKA_SETTINGS,
-    is_secret_setting,
-    kafka_conf_from_options,
-    redact_conf,
-)
+from connector.kafka import is_secret_setting, kafka_conf_from_options
+from connector.kafka._conf import OWNED_KAFKA_SETTINGS, SECRET_KAFKA_SETTINGS, redact_conf
 
 
 @pytest.mark.parametrize("setting", sorted(OWNED_KAFKA_SETTINGS))

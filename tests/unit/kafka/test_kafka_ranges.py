@@ -8,17 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.errors import DataLossError, KafkaReadError
-from connector.kafka import (
-    ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO,
-    PARTITION_OFFSET_CHANGED,
-    PARTITIONS_DELETED,
-    START_OFFSET_RESET,
-    OffsetRange,
-    apply_timestamp_results,
-    plan_ranges,
-    report_data_loss,
-    validate_ranges,
+from connector.kafka import OffsetRange, plan_ranges, report_data_loss, validate_ranges
+from connector.kafka._ranges import (
+    ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO, PARTITION_OFFSET_CHANGED, PARTITIONS_DELETED,
+    START_OFFSET_RESET
 )
+from connector.kafka._reader import apply_timestamp_results
 
 T1, T2, T3 = ("t1", 1), ("t2", 1), ("t3", 1)
 

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.kafka import OffsetRange, pack_ranges
-from connector.options import parse_options
+from connector.options._parse import parse_options
 
 
 def _ranges(sizes):

@@ -9,7 +9,8 @@ import pytest
 from registry import Vendor
 
 from connector.errors import ConfigError
-from connector.options import parse_options, registry_config_for
+from connector.options import registry_config_for
+from connector.options._parse import parse_options
 
 
 def _plan(**kw):
@@ -54,11 +55,11 @@ def _read(**options):
 
 
 def _write(**options):
-    from pyspark.sql.types import StringType, StructField, StructType
+    import pyarrow as pa
 
-    from connector.spark._write import build_write_setup
+    from connector.write import build_write_setup
 
-    schema = StructType([StructField("value", StringType())])
+    schema = pa.schema([("value", pa.string())])
     return build_write_setup(parse_options({"asyncapi": json.dumps(DOC), "channel": "c", "wireFormat": "none",
                                             **options}, direction="write"), schema)
 

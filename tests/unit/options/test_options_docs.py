@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from connector.options import OPTIONS, expand_option_tables
+from connector.options._table import OPTIONS
+from connector.options._markdown import expand_option_tables
 from connector.options._markdown import TABLES, markdown_table, markdown_tables
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -38,7 +39,7 @@ def test_every_documented_option_reaches_the_built_page_with_its_default():
 
 
 def test_every_registry_option_is_documented():
-    from registry import REGISTRY_OPTION_NAMES
+    from registry._config import REGISTRY_OPTION_NAMES
 
     built = expand_option_tables(PAGE)
     assert not [n for n in REGISTRY_OPTION_NAMES if f"`{n}`" not in built]

@@ -4,7 +4,9 @@ Spark's own ``checkpointLocation``; reads still refuse it, and it is never adver
 import pytest
 
 from connector.errors import ConfigError
-from connector.options import OPTION_DOCS, parse_any, parse_options
+from connector.options import parse_any
+from connector.options._table import OPTION_DOCS
+from connector.options._parse import parse_options
 
 BASE = {"asyncapi": "doc.yaml", "channel": "orders"}
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES, RegistryConfig, RegistryConfigError, Secret
+from registry import RegistryConfig, RegistryConfigError, Secret
+from registry._config import REGISTRY_OPTION_NAMES, SECRET_OPTION_NAMES
 from registry._config import redact_url, split_credentials
 
 
@@ -149,7 +150,8 @@ def test_redact_url_never_raises(text):
 def test_username_password_spelling_is_one_parser_for_every_caller():
     """The README's basic-auth spelling works wherever registry options are parsed (the source,
     ``from_registry(options=...)``, the CLI), not only in the source's option parser."""
-    from registry import SECRET_OPTION_NAMES, RegistryConfig
+    from registry import RegistryConfig
+    from registry._config import SECRET_OPTION_NAMES
     from registry._errors import RegistryConfigError
 
     cfg = RegistryConfig.from_options({"schema.registry.url": "http://127.0.0.1:8081",

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry import (FileRegistry, RegistryConfigError, Schema, SchemaNotFound, SchemaParseError,
-                      SchemaReference, SchemaType)
+from registry import RegistryConfigError, Schema, SchemaNotFound, SchemaParseError, SchemaType
+from registry._file import FileRegistry
+from registry._types import SchemaReference
 from registry._apicurio import sniff_schema_type
 from registry._base import guid_text
 from registry._confluent import schema_from_document

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry import RegistryConfigError, SubjectNameStrategy, subject_name
+from registry import RegistryConfigError, subject_name
+from registry._strategy import SubjectNameStrategy
 
 S = SubjectNameStrategy
 

@@ -37,7 +37,7 @@ def test_only_the_schema_layer_resolves_schemas():
 
 def test_every_path_imports_the_schema_layer():
     """The source, the sink, the column functions and the CLI each reach connector.schema."""
-    users = {"connector/read/_setup.py", "connector/spark/_write.py", "connector/spark/functions.py",
+    users = {"connector/read/_setup.py", "connector/write/_setup.py", "connector/write/_values.py", "connector/spark/functions.py",
              "connector/cli/_inspect.py", "connector/cli/_check.py", "connector/cli/_sandbox.py"}
     for rel in users:
         text = (ROOT / rel).read_text(encoding="utf-8")

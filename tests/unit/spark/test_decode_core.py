@@ -12,7 +12,7 @@ from wireformat import DEFAULT_LIMITS, Framing, encode_frame
 from connector.formats import Mode, build_decoder
 from connector.errors import ConfigError, DecodeError
 from connector.options import ValueShape
-from connector.read import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
+from connector.read._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
 from connector.spark._column_jobs import DecodeJob as _DecodeJob, HeaderJob as _HeaderJob
 
 SCHEMA = Schema(schema_type=SchemaType.JSON,

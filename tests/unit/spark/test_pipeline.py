@@ -11,7 +11,7 @@ import pytest
 from connector.formats import Mode, DecodeOptions, build_decoder
 from connector.errors import DecodeError
 from connector.options import ValueShape
-from connector.read import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
+from connector.read._pipeline import ERROR_COLUMN, RAW_VALUE_COLUMN, Pipeline
 from wireformat import uuid_strings
 from registry import Schema, SchemaType
 from wireformat import DEFAULT_LIMITS, encode_frame

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from connector.errors import AsyncApiDocumentError, ConfigError
-from connector.options import parse_options
+from connector.options._parse import parse_options
 from connector.spark._setup import build_setup, spark_schema
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data" / "asyncapi"

@@ -26,7 +26,7 @@ def test_offset_option_typos_fail_when_the_setup_is_built():
     import pytest
 
     from connector.errors import ConfigError
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     build_setup(parse_options({"asyncapi": DOC, "channel": "measured", "startingoffsets": "latest"}, streaming=None))
@@ -38,7 +38,7 @@ def test_offset_option_typos_fail_when_the_setup_is_built():
 def test_registry_without_framing_warns_at_load(caplog):
     import logging
 
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     with caplog.at_level(logging.WARNING, logger="asyncapi_kafka"):
@@ -57,7 +57,7 @@ def test_a_setting_the_source_owns_fails_when_the_setup_is_built():
     import pytest
 
     from connector.errors import ConfigError
-    from connector.options import parse_options
+    from connector.options._parse import parse_options
     from connector.spark._setup import build_setup
 
     with pytest.raises(ConfigError, match="'kafka.enable.auto.commit' is not supported: the source does not commit"):

@@ -4,13 +4,9 @@ import pickle
 import pytest
 
 from connector.errors import ConfigError
-from connector.options import (
-    OPTION_DOCS,
-    READ_ONLY_OPTIONS,
-    WRITE_ONLY_OPTIONS,
-    parse_options,
-)
-from connector.schema import record_name
+from connector.options._table import OPTION_DOCS, READ_ONLY_OPTIONS, WRITE_ONLY_OPTIONS
+from connector.options._parse import parse_options
+from connector.schema._subjects import record_name
 
 BASE = {"asyncapi": "doc.yaml", "channel": "orders"}
 
@@ -100,7 +96,7 @@ def test_record_name_for_record_strategies(spec, want):
 
 
 def test_invalid_producer_setting_error_hides_secret_values():
-    from connector.kafka import BatchProducer
+    from connector.kafka._produce import BatchProducer
 
     with pytest.raises(ConfigError) as info:
         BatchProducer({"bootstrap.servers": "127.0.0.1:9", "sasl.password": "hunter2", "linger.ms": "hunter2"})

@@ -9,9 +9,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from wireformat import (DEFAULT_LIMITS, ErrorCode, Framing, Limits, LimitExceededError, WireFormatError,
-                        encode_frame, encode_protobuf_indexes, error_messages, header_for_id, header_name,
-                        parse_frames, uuid_bytes)
+from wireformat import (
+    DEFAULT_LIMITS, ErrorCode, Framing, Limits, LimitExceededError, WireFormatError, encode_frame,
+    encode_protobuf_indexes, error_messages, header_for_id, parse_frames
+)
+from wireformat._headers import header_name
+from wireformat._encode import uuid_bytes
 
 G1 = uuid.UUID("6f1a2b3c-4d5e-4f60-8a7b-9c0d1e2f3a4b")
 G2 = uuid.UUID("00000000-0000-4000-8000-000000000002")

@@ -1,4 +1,5 @@
-"""Executor side of the sink: Arrow batches → encode → frame → produce → every delivery checked.
+"""Executor side of a write, per input batch: Arrow batch → topics → encode → frame → headers,
+ready to produce (:mod:`connector.write._produce` produces it).
 
 Encoding and framing are whole-column Arrow operations, and the encoded Arrow arrays (values,
 keys, topics, partitions, the ``headers`` column) go to the producer as they are: it hands the
@@ -7,7 +8,7 @@ whole batch to librdkafka in one compiled loop, with no Python call per record.
 from __future__ import annotations
 
 import logging
-import os
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -15,9 +16,9 @@ import pyarrow.compute as pc
 from wireformat import Framing
 
 from connector.errors import ConfigError
-from connector.spark._write_types import Encoding, EncodingMode, WriteCommit, WriteSetup
+from connector.write._types import Encoding, EncodingMode, WriteSetup
 
-__all__ = ["encode_batch", "write_batches"]
+__all__ = ["EncodedBatch", "encode_batch", "topic_namer"]
 
 log = logging.getLogger("asyncapi_kafka")
 
@@ -191,13 +192,37 @@ def _without_own(rows: pa.Array, common: list, own_rows: pa.Array | None, typed:
     return rows
 
 
-def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
-    """(topics, values, keys, partitions, headers, header_sizes) of one input batch, ready to produce."""
+class EncodedBatch(NamedTuple):
+    """One input batch, ready to produce: what :meth:`connector.kafka.BatchProducer.produce` takes."""
+
+    topics: str | pa.Array          # one topic for the batch, or one per row
+    values: pa.Array                # the records' bytes
+    keys: pa.Array | None
+    partitions: pa.Array | None     # int32, -1 where the partitioner chooses
+    headers: Any                    # connector.kafka.Headers or None
+    header_sizes: np.ndarray | None  # each record's header bytes (size checks)
+
+    @property
+    def rows(self) -> int:
+        return len(self.values)
+
+    def topic_names(self) -> list[str]:
+        """The distinct topics of the batch."""
+        return [self.topics] if isinstance(self.topics, str) else pc.unique(self.topics).to_pylist()
+
+
+def encode_batch(setup: WriteSetup, batch: pa.RecordBatch) -> EncodedBatch:
+    """One input batch encoded, framed and given its topics and headers, ready to produce.
+
+    Raises
+    ------
+    EncodeError
+        A row the schema cannot hold (the whole batch fails, naming up to three rows).
+    ConfigError
+        A row without a topic of the channel.
+    """
     topics = _topics(setup, batch)
-
-    def topic_of(i: int) -> str:
-        return topics if isinstance(topics, str) else topics[i].as_py()
-
+    topic_of = topic_namer(topics)
     raw_keys = batch.column("key") if setup.key.mode is not EncodingMode.ABSENT else None
     keys, khdr, kdrop = (None, None, None)
     if setup.key.mode is not EncodingMode.ABSENT:
@@ -224,8 +249,9 @@ def encode_batch(setup: WriteSetup, batch: pa.RecordBatch):
     partitions = None
     if setup.has_partition:
         partitions = pc.fill_null(batch.column("partition").cast(pa.int32()), -1)
-    headers, hsize = _headers(batch, (khdr or []) + (vhdr or []), own_rows, _topic_of(topics), _typed(setup.value))
-    return topics, values, keys, partitions, headers, hsize
+    headers, hsize = _headers(batch, (khdr or []) + (vhdr or []), own_rows, topic_namer(topics),
+                              _typed(setup.value))
+    return EncodedBatch(topics, values, keys, partitions, headers, hsize)
 
 
 def _typed(enc: Encoding) -> frozenset[str]:
@@ -234,29 +260,6 @@ def _typed(enc: Encoding) -> frozenset[str]:
     return frozenset(name for w in writers for name, _ in w.headers)
 
 
-def _topic_of(topics):
+def topic_namer(topics):
+    """``row -> topic`` of a batch whose topics are one name or one per row (error messages, size checks)."""
     return (lambda i: topics) if isinstance(topics, str) else (lambda i: topics[i].as_py())
-
-
-def write_batches(setup: WriteSetup, iterator) -> WriteCommit:
-    """Produce every batch of one task; return only when every record is acknowledged
-    (at-least-once; exactly-once writes go through :mod:`connector.spark._write_txn`)."""
-    from connector.kafka import producer_for
-
-    bp = producer_for(setup.kafka_conf(warn=False))
-    rows = 0
-    seen: set[str] = set()
-    try:
-        for batch in iterator:
-            if batch.num_rows == 0:
-                continue
-            topics, values, keys, partitions, headers, hsize = encode_batch(setup, batch)
-            bp.check_sizes(_topic_of(topics), values, keys, hsize)
-            bp.produce(topics, values, keys, partitions, headers)
-            rows += batch.num_rows
-            seen.update([topics] if isinstance(topics, str) else pc.unique(topics).to_pylist())
-        bp.finish()
-    except BaseException:
-        bp.abandon()
-        raise
-    return WriteCommit(rows=rows, topics=tuple(sorted(seen)), pid=os.getpid())

@@ -1,14 +1,15 @@
-"""Driver-side planning of a write (no JVM, no broker): which operation, topic, layout is accepted."""
+"""Driver-side planning of a write (no Spark, no JVM, no broker): which operation, topic, layout is
+accepted. The input's columns are an Arrow schema, as the Spark sink hands them over."""
 import json
 import pickle
 
+import pyarrow as pa
 import pytest
-from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from connector.errors import ConfigError
-from connector.options import parse_options
-from connector.spark._write_types import EncodingMode
-from connector.spark._write import build_write_setup
+from connector.options._parse import parse_options
+from connector.write import build_write_setup
+from connector.write._types import EncodingMode
 
 ORDER = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
 
@@ -32,8 +33,8 @@ def _doc(tmp_path, *, address="orders", action="send", messages=("Order",), v2=F
     return str(path)
 
 
-VALUE = StructType([StructField("id", LongType()), StructField("note", StringType())])
-SCHEMA = StructType([StructField("key", StringType()), StructField("value", VALUE)])
+VALUE = pa.struct([("id", pa.int64()), ("note", pa.string())])
+SCHEMA = pa.schema([("key", pa.string()), ("value", VALUE)])
 
 
 def _setup(doc, schema=SCHEMA, **opts):
@@ -66,27 +67,25 @@ def test_templated_address_needs_a_topic_source(tmp_path):
     assert _setup(doc, channel="orders", topic="orders.us").topic == "orders.us"
     with pytest.raises(ConfigError, match="payments.us"):
         _setup(doc, channel="orders", topic="payments.us")
-    by_column = _setup(doc, StructType(list(SCHEMA.fields) + [StructField("region", StringType())]),
-                       channel="orders")
+    by_column = _setup(doc, SCHEMA.append(pa.field("region", pa.string())), channel="orders")
     assert by_column.topic is None and ("param", "region") in by_column.address_parts
 
 
 def test_binary_value_with_a_schema_is_refused(tmp_path):
-    schema = StructType([StructField("value", BinaryType())])
+    schema = pa.schema([("value", pa.binary())])
     with pytest.raises(ConfigError, match="binary"):
         _setup(_doc(tmp_path), schema, channel="orders")
 
 
 def test_top_level_fields_form_the_message(tmp_path):
-    setup = _setup(_doc(tmp_path), StructType(list(VALUE.fields) + [StructField("partition", LongType())]),
-                   channel="orders")
+    setup = _setup(_doc(tmp_path), pa.schema([*VALUE, pa.field("partition", pa.int64())]), channel="orders")
     assert setup.value_column is None and setup.value_fields == ("id", "note") and setup.has_partition
 
 
 def test_extra_field_fails_before_any_task(tmp_path):
-    value = StructType(list(VALUE.fields) + [StructField("bogus", LongType())])
+    value = pa.struct([*VALUE, pa.field("bogus", pa.int64())])
     with pytest.raises(Exception, match="bogus"):
-        _setup(_doc(tmp_path), StructType([StructField("value", value)]), channel="orders")
+        _setup(_doc(tmp_path), pa.schema([("value", value)]), channel="orders")
 
 
 def test_several_messages_need_a_choice(tmp_path):
@@ -101,12 +100,3 @@ def test_registry_framing_without_registry_is_refused(tmp_path):
         _setup(_doc(tmp_path), channel="orders", wireFormat="confluent")
     with pytest.raises(ConfigError, match="reading"):
         _setup(_doc(tmp_path), channel="orders", wireFormat="auto")
-
-
-def test_overwrite_is_refused(tmp_path):
-    from connector.spark._source import AsyncApiKafkaDataSource
-
-    ds = AsyncApiKafkaDataSource({"asyncapi": _doc(tmp_path), "channel": "orders"})
-    with pytest.raises(ConfigError, match="append-only"):
-        ds.writer(SCHEMA, True)
-    assert ds.writer(SCHEMA, False).setup.topic == "orders"

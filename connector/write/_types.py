@@ -1,20 +1,17 @@
-"""The picklable records of a write: its setup (driver → executors) and each task's commit
-message (executors → driver). A module of their own so the task code and the driver code both
-import them without importing each other."""
+"""The picklable records of a write: its setup (driver → executors) and what each task delivered
+(executors → driver). No pyspark: the Spark sink wraps :class:`WriteResult` in its commit message."""
 from __future__ import annotations
 
 import dataclasses
 import enum
 from typing import TYPE_CHECKING
 
-from pyspark.sql.datasource import WriterCommitMessage
-
-if TYPE_CHECKING:  # only names here: the commit worker unpickles WriteCommit without the connector
+if TYPE_CHECKING:
     from connector.asyncapi import ReadPlan
     from connector.options import SourceOptions
     from connector.schema import WriterSchema
 
-__all__ = ["Encoding", "EncodingMode", "WriteSetup", "WriteCommit"]
+__all__ = ["Encoding", "EncodingMode", "WriteSetup", "WriteResult"]
 
 
 class EncodingMode(enum.Enum):
@@ -66,8 +63,8 @@ class WriteSetup:
         return f"WriteSetup(channel={self.plan.channel!r}, topic={self.topic!r}, framing={framing})"
 
 
-@dataclasses.dataclass
-class WriteCommit(WriterCommitMessage):
+@dataclasses.dataclass(frozen=True)
+class WriteResult:
     """What one write task delivered (every record acknowledged by the brokers).
 
     Exactly-once writes: ``replayed`` counts the rows of an attempt that found its (batch,
