@@ -5,8 +5,8 @@ with numpy and Arrow kernels, bottom-up along the reader tree: structs from thei
 (reader-only fields the kernel could not write, records, collections and decimals, from their
 defaults), lists and maps from item counts. Values the kernel leaves raw are finished here,
 where a bad one fails its row (never the group): UTF-8 of strings (one Arrow validation per
-column that holds a byte beyond ASCII), decimals beyond their precision. The row of a bad value is
-found by walking up the tree (list offsets map items to their lists), only when one fails.
+column that holds a byte beyond ASCII). The row of a bad value is found by walking up the tree
+(list offsets map items to their lists), only when one fails.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from connector.formats.avro._decimal import decimal_column
+from connector.formats.avro._decimal import decimal_array
 from connector.formats.avro._program import Column, Program
 from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
 
@@ -79,6 +79,8 @@ class Assembly(ColumnTree):
         if k == "null":
             return pa.nulls(m, col.typ)
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        if k == "dec":  # the kernel wrote each value's low word in val, its high word in len
+            return decimal_array(col.typ, val, lens, bitmap, nulls)
         if k == "bin":
             return self._bytes(c, col, bitmap, lens, m, nulls)
         if k == "enum":
@@ -101,13 +103,6 @@ class Assembly(ColumnTree):
     def _bytes(self, c: int, col: Column, bitmap, lens, m: int, nulls: int) -> pa.Array:
         t = col.typ
         data = self.bufs.column_bytes(c)
-        if pa.types.is_decimal(t):
-            starts = np.zeros(m, np.int64)
-            np.cumsum(lens[:-1], out=starts[1:])
-            out, bad = decimal_column(data, starts, lens, t.precision)
-            if bad.any():
-                self.fail(c, np.flatnonzero(bad), f"decimal value exceeds precision {t.precision}")
-            return pa.Array.from_buffers(t, m, [bitmap, pa.py_buffer(out)], null_count=nulls)
         offs = _kernels().string_offsets(lens)
         if offs is None:
             raise OverflowError("more than 2 GiB of strings in one column of one batch")

@@ -1,78 +1,139 @@
-"""Avro decimals (big-endian two's-complement unscaled bytes) into Arrow decimal128 values, in
-one compiled pass (numba, imported lazily like the VM).
+"""Avro decimals, both ways: the decoder's handler (big-endian two's-complement unscaled bytes →
+a decimal128 value), the encoder's (decimal128 → bytes or fixed), and the Arrow array of a
+decoded column. A change to how decimals are read or written is made here; the schema
+mapping (``_schema``: ``decimal128(precision, scale)``) and one opcode each in ``_opcodes``
+(``Op.DECIMAL``, ``EncOp.DECIMAL``) complete the type.
 
-A value of at most 16 bytes is sign-extended into a 128-bit integer (two uint64 words), its
-magnitude checked against ``10**precision`` and stored little-endian; a value past the precision
-is a zero with its row marked. Longer values (sign extension beyond 16 bytes: rare) are
-converted by Python's ``int`` one by one.
+A decimal128 is two words: ``lo`` and ``hi`` (int64 bit patterns, little-endian order in
+Arrow's buffer). A value must have ``|unscaled| < 10**precision`` (precision ≤ 38: within 128
+bits); a longer byte string than 16 is read when its leading bytes only extend the sign.
+
+Compiled with numba (imported lazily, like the kernels that call these handlers); the handlers
+allocate nothing and are inlined into their kernel by LLVM.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pyarrow as pa
+from numba.cpython.unsafe.numbers import leading_zeros as _leading_zeros
 
-from connector.formats.core import njit
+from connector.formats.avro._opcodes import EncErr
+from connector.formats.core.kernels import helper
 
-__all__ = ["decimal_column"]
+__all__ = ["read_decimal", "write_decimal", "decimal_array"]
+
+leading_zeros: Any = _leading_zeros  # an intrinsic: called without its typing context (Any for mypy)
 
 _U8 = np.uint64(8)
 _U56 = np.uint64(56)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+# 10**p as (high, low) unsigned words, p = 0 .. 38: the bound of a precision-p value
+_P10 = np.array([[(10 ** p) >> 64, (10 ** p) & ((1 << 64) - 1)] for p in range(39)], np.uint64)
 
 
-@njit(nogil=True)
-def _words(buf, starts, lens, lim_hi, lim_lo, out, bad):  # pragma: no cover - compiled
-    for i in range(len(starts)):
-        n = lens[i]
-        if n > 16:
-            continue  # the caller converts it
-        s = starts[i]
-        neg = n > 0 and buf[s] >= 0x80
-        hi = _ALL if neg else _ZERO
-        lo = _ALL if neg else _ZERO
-        for j in range(n):
-            hi = (hi << _U8) | (lo >> _U56)
-            lo = (lo << _U8) | np.uint64(buf[s + j])
-        if neg:
-            alo = (lo ^ _ALL) + _ONE
-            ahi = (hi ^ _ALL) + (_ONE if alo == _ZERO else _ZERO)
-        else:
-            alo = lo
-            ahi = hi
-        if ahi < lim_hi or (ahi == lim_hi and alo < lim_lo):
-            out[2 * i] = lo
-            out[2 * i + 1] = hi
-        else:
-            bad[i] = True
-            out[2 * i] = _ZERO
-            out[2 * i + 1] = _ZERO
+@helper
+def _fits(hi, lo, precision):
+    """``|hi:lo| < 10**precision`` for the two's-complement 128-bit ``hi:lo`` (uint64 words)."""
+    if hi >> np.uint64(63):  # negative: |u| = -u
+        lo = (lo ^ _ALL) + _ONE
+        hi = (hi ^ _ALL) + (_ONE if lo == _ZERO else _ZERO)
+    lim_hi, lim_lo = _P10[precision, 0], _P10[precision, 1]
+    return hi < lim_hi or (hi == lim_hi and lo < lim_lo)
 
 
-def decimal_column(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, precision: int):
-    """Big-endian two's-complement unscaled values → (16-byte little-endian decimal128 values,
-    rows beyond ``precision``).
+@helper
+def read_decimal(buf, s, n, precision):
+    """The ``n`` big-endian bytes at ``buf[s:]`` as (low word, high word, within precision);
+    (0, 0, False) past the precision."""
+    if n > 16:  # leading bytes beyond 16 may only extend the sign, else |u| ≥ 2**127
+        sign = 0xFF if buf[s + n - 16] >= 0x80 else 0
+        for k in range(s, s + n - 16):
+            if buf[k] != sign:
+                return np.int64(0), np.int64(0), False
+        s += n - 16
+        n = 16
+    neg = n > 0 and buf[s] >= 0x80
+    hi = _ALL if neg else _ZERO
+    lo = _ALL if neg else _ZERO
+    for j in range(s, s + n):
+        hi = (hi << _U8) | (lo >> _U56)
+        lo = (lo << _U8) | np.uint64(buf[j])
+    if not _fits(hi, lo, precision):
+        return np.int64(0), np.int64(0), False
+    return np.int64(lo), np.int64(hi), True
 
-    >>> out, bad = decimal_column(np.array([0x01, 0x00, 0xFF, 0x7F], np.uint8),
-    ...                           np.array([0, 2, 3]), np.array([2, 1, 1]), 3)
-    >>> np.frombuffer(out, "<i8")[::2].tolist(), bad.tolist()
-    ([256, -1, 127], [False, False, False])
-    >>> decimal_column(np.array([0x03, 0xE8], np.uint8), np.array([0]), np.array([2]), 3)[1].tolist()
-    [True]
-    """
-    m = len(starts)
-    limit = 10 ** precision
-    out = np.zeros(2 * m, np.uint64)
-    bad = np.zeros(m, bool)
-    if m:
-        _words(buf if len(buf) else np.zeros(1, np.uint8), np.ascontiguousarray(starts, np.int64),
-               np.ascontiguousarray(lens, np.int64), np.uint64(limit >> 64),
-               np.uint64(limit & ((1 << 64) - 1)), out, bad)
-    for i in np.flatnonzero(lens > 16).tolist():
-        v = int.from_bytes(buf[starts[i]:starts[i] + lens[i]].tobytes(), "big", signed=True)
-        if abs(v) < limit:  # precision <= 38: within 128 bits
-            w = v % (1 << 128)
-            out[2 * i], out[2 * i + 1] = np.uint64(w & ((1 << 64) - 1)), np.uint64(w >> 64)
-        else:
-            bad[i] = True
-    return out.tobytes(), bad
+
+@helper
+def _be_byte(hi, lo, j):
+    """Byte ``j`` (0: the most significant) of the 128-bit two's complement ``hi:lo``."""
+    if j < 8:
+        return (hi >> (8 * (7 - j))) & 0xFF
+    return (lo >> (8 * (15 - j))) & 0xFF
+
+
+@helper
+def _bitlen(hi, lo):
+    """Bit length of the unsigned 128-bit ``hi:lo`` (int64 bit patterns)."""
+    if hi != 0:
+        return 128 - np.int64(leading_zeros(np.uint64(hi)))
+    if lo != 0:
+        return 64 - np.int64(leading_zeros(np.uint64(lo)))
+    return 0
+
+
+@helper
+def write_decimal(out, pos, cap, hi, lo, size, precision):
+    """Write the decimal128 ``hi:lo`` (int64 words) at ``out[pos]``: as Avro ``bytes`` when
+    ``size`` < 0 (fastavro's width, ``(bit_length(|u|) + 8) // 8``), else as ``fixed(size)``;
+    ``precision`` 0: unchecked. Returns (new position, error code)."""
+    neg = hi < 0
+    ahi, alo = hi, lo
+    if neg:  # |u| = -u in two's complement
+        alo = ~lo + 1
+        ahi = ~hi + (1 if alo == 0 else 0)
+    if precision > 0 and not _fits(np.uint64(hi), np.uint64(lo), precision):
+        return pos, EncErr.PRECISION
+    if size < 0:
+        width = (_bitlen(ahi, alo) + 8) // 8
+        if pos + width + 10 > cap:
+            return pos, EncErr.ROOM
+        z = np.uint64(width) << _ONE  # zigzag of a small non-negative length: one byte
+        out[pos] = z
+        pos += 1
+        for j in range(16 - width, 16):
+            out[pos] = _be_byte(hi, lo, j)
+            pos += 1
+        return pos, 0
+    if pos + size + 16 > cap:
+        return pos, EncErr.ROOM
+    sign = 0xFF if neg else 0
+    if size >= 16:
+        for _ in range(size - 16):
+            out[pos] = sign
+            pos += 1
+        for j in range(16):
+            out[pos] = _be_byte(hi, lo, j)
+            pos += 1
+        return pos, 0
+    for j in range(16 - size):
+        if _be_byte(hi, lo, j) != sign:
+            return pos, EncErr.FIXED_DECIMAL
+    if (_be_byte(hi, lo, 16 - size) >= 0x80) != neg:
+        return pos, EncErr.FIXED_DECIMAL
+    for j in range(16 - size, 16):
+        out[pos] = _be_byte(hi, lo, j)
+        pos += 1
+    return pos, 0
+
+
+def decimal_array(typ: pa.DataType, lo: np.ndarray, hi: np.ndarray, bitmap, nulls: int) -> pa.Array:
+    """The decimal128 array of a decoded column: each value's two words side by side."""
+    m = len(lo)
+    words = np.empty((m, 2), np.int64)
+    words[:, 0] = lo
+    words[:, 1] = hi
+    return pa.Array.from_buffers(typ, m, [bitmap, pa.py_buffer(words)], null_count=nulls)

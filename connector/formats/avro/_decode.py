@@ -30,34 +30,16 @@ import numpy as np
 import pyarrow as pa
 
 from connector.formats.avro._graph import parse_graph
+from connector.formats.avro._opcodes import E_CUSTOM, messages
 from connector.formats.avro._plan import resolve
-from connector.formats.avro._program import Program
+from connector.formats.avro._program import Program, Rows, Work
+from connector.formats.avro._walk import MAX_NESTING
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
 from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view, refs_of, refs_texts
 
 __all__ = ["AvroCodec", "MixedCodecs"]
 
 _MAX_MIXED = 64  # cached codecs of writer combinations per reader
-
-
-def _messages(cap_items: int, cap_bytes: int) -> dict[int, str]:
-    from connector.formats.avro import _opcodes as V
-    from connector.formats.avro._walk import MAX_NESTING
-
-    return {V.E_TRUNC: "truncated payload",
-            V.E_VARINT: "varint longer than 10 bytes or beyond 64 bits",
-            V.E_INT32: "int varint beyond 32 bits",
-            V.E_LENGTH: "negative length or length past the end of the payload",
-            V.E_BOOL: "boolean byte is neither 0 nor 1",
-            V.E_ENUM_RANGE: "enum index out of range",
-            V.E_ENUM_UNKNOWN: "enum symbol unknown to the reader, which has no default",
-            V.E_BRANCH: "union branch index out of range",
-            V.E_COUNT: "collection block count larger than the payload",
-            V.E_CAP: f"record declares more than max_collection_items={cap_items} items",
-            V.E_DEEP: f"nesting deeper than {MAX_NESTING} levels",
-            V.E_TRAILING: "trailing bytes after the record",
-            V.E_MILLIS: "timestamp in milliseconds beyond the microsecond range",
-            V.E_BIG: f"payload exceeds max_record_bytes={cap_bytes}"}
 
 
 class AvroCodec:
@@ -92,9 +74,10 @@ class AvroCodec:
         self.plan = self.plans[0]
         self.program = Program(self.plans, reader)
         lim = options.limits
-        self._messages = _messages(lim.max_collection_items, lim.max_record_bytes)
+        self._tables = self.program.tables(lim.max_collection_items, lim.max_record_bytes)
+        self._messages = messages(lim.max_collection_items, lim.max_record_bytes, MAX_NESTING)
         for i, why in enumerate(self.program.messages):
-            self._messages[100 + i] = why
+            self._messages[E_CUSTOM + i] = why
         self._learnt = ColumnBuffers.initial([c.kind == "bin" for c in self.program.cols])
 
     def decode(self, payloads: pa.BinaryArray, label: str) -> tuple[pa.Array, list]:
@@ -119,7 +102,7 @@ class AvroCodec:
             return pa.array([], self.arrow_type), []
         offs, data = payload_view(payloads)
         starts = np.ascontiguousarray(offs[:-1], np.int64)
-        prog, lim = self.program, self.options.limits
+        prog = self.program
         if writer_of is None:
             ends = np.ascontiguousarray(offs[1:], np.int64)
             entry = np.full(n, prog.entries[0], np.int64)
@@ -129,11 +112,11 @@ class AvroCodec:
             entry = prog.entry_pcs[writer_of]  # -1: the last entry, a null row
         bufs = ColumnBuffers(self._learnt, n)
         codes = np.zeros(n, np.int32)
+        batch = Rows(data, starts, ends, entry, codes)
+        work = Work.new(len(prog.cols))
         r = 0
         while True:
-            r, over, overb = V.rows(data, starts, ends, entry, *prog.tables(),
-                                    lim.max_collection_items, lim.max_record_bytes, *bufs.args(),
-                                    codes, r)
+            r, over, overb = V.rows(self._tables, batch, bufs.named(), work, r)
             if over < 0 and overb < 0:
                 break
             bufs.grow(over, overb, int(ends[r] - starts[r]))

@@ -13,10 +13,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from connector.formats.avro._encode_program import (
-    E_ENUM, E_FIXED, E_FIXED_DECIMAL, E_NULL, E_NULL_UNION, E_PRECISION, E_SEVERAL, E_UUID,
-    EncodeProgram, compile_encoder,
-)
+from connector.formats.avro._encode_program import EncodeProgram, EncOut, compile_encoder
+from connector.formats.avro._opcodes import COL_BUF1, COL_OFFSET, COL_VALID, ENC_MESSAGES, EncErr
 from connector.formats.avro._encode_ref import RowError, encode_record
 from connector.formats.avro._schema import arrow_type_of
 from connector.formats.core import EncodeError, note_fallback, prepend, valid_mask
@@ -51,13 +49,13 @@ def _table(prog: EncodeProgram, values: pa.Array) -> tuple[np.ndarray, list]:
     for c, a in enumerate(arrays):
         bufs = a.buffers()
         if a.type == pa.null() or (a.null_count and a.null_count == len(a) and bufs[0] is None):
-            ctab[c, 0] = -1
+            ctab[c, COL_VALID] = -1
         elif a.null_count:
-            ctab[c, 0] = bufs[0].address
-        ctab[c, 1] = a.offset
-        for k in (1, 2):
+            ctab[c, COL_VALID] = bufs[0].address
+        ctab[c, COL_OFFSET] = a.offset
+        for k in (1, 2):  # values, or offsets and data
             if len(bufs) > k and bufs[k] is not None:
-                ctab[c, 1 + k] = bufs[k].address
+                ctab[c, COL_BUF1 + k - 1] = bufs[k].address
     return ctab, arrays
 
 
@@ -70,16 +68,12 @@ def encode_compiled(prog: EncodeProgram, values: pa.Array, prefix: bytes = b""):
     ctab, arrays = _table(prog, values)
     pre = np.frombuffer(prefix, np.uint8) if prefix else np.zeros(0, np.uint8)
     cap = min(_MAX_BYTES, int(n * (prog.bytes_per_row + len(prefix))) + 1024)
-    out = np.empty(cap, np.uint8)
-    offs = np.zeros(n + 1, np.int32)
-    ecode = np.zeros(n, np.int64)
-    epc = np.zeros(n, np.int64)
-    epos = np.zeros(n, np.int64)
-    stk = np.zeros((prog.depth + 1, 4), np.int64)
+    o = EncOut(n, pre, np.empty(cap, np.uint8), np.zeros(n + 1, np.int32), np.zeros(n, np.int64),
+               np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros((prog.depth + 1, 4), np.int64),
+               np.zeros(1, np.int64))
     row = 0
     while True:
-        row = encode_rows(prog.code_arr, prog.aux_arr, prog.consts_arr, ctab, pre, n, row, out, offs,
-                          ecode, epc, epos, stk)
+        row = encode_rows(prog.tables, ctab, o, row)
         if row >= n:
             break
         if cap >= _MAX_BYTES:
@@ -87,8 +81,9 @@ def encode_compiled(prog: EncodeProgram, values: pa.Array, prefix: bytes = b""):
                               "(spark.sql.execution.arrow.maxRecordsPerBatch)")
         cap = min(_MAX_BYTES, 2 * cap)
         grown = np.empty(cap, np.uint8)
-        grown[:offs[row]] = out[:offs[row]]
-        out = grown
+        grown[:o.offs[row]] = o.out[:o.offs[row]]
+        o = o._replace(out=grown)
+    out, offs, ecode, epc, epos = o.out, o.offs, o.err, o.epc, o.epos
     size = int(offs[n])
     if n:
         prog.bytes_per_row = max(8.0, 1.1 * (size / n - len(prefix)))
@@ -110,28 +105,12 @@ def encode_compiled(prog: EncodeProgram, values: pa.Array, prefix: bytes = b""):
 def _message(prog: EncodeProgram, arrays: list, code: int, pc: int, pos: int) -> str:
     path, n = prog.where[pc]
     assert n is not None
-    col = prog.code[pc][1]
-
-    def value() -> Any:
-        return arrays[col][pos].as_py()
-
-    if code == E_NULL:
-        return f"{path}: null for a non-nullable Avro {n.kind}"
-    if code == E_NULL_UNION:
-        return f"{path}: null for a union without a null branch"
-    if code == E_SEVERAL:
-        return f"{path}: union value sets several members; set exactly one"
-    if code == E_ENUM:
-        return f"{path}: {str(value())[:40]!r} is not a symbol of enum {n.name}"
-    if code == E_FIXED:
-        return f"{path}: fixed({n.size}) needs {n.size} bytes"
-    if code == E_UUID:
-        return f"{path}: {str(value())[:40]!r} is not a UUID"
-    if code == E_PRECISION:
-        return f"{path}: decimal {value()} overflows precision {n.precision} (scale {n.scale or 0})"
-    if code == E_FIXED_DECIMAL:
-        return f"{path}: decimal does not fit fixed({n.size})"
-    raise AssertionError(f"unknown encode error {code}")
+    why = ENC_MESSAGES[EncErr(code)]
+    value: Any = None
+    if "{value" in why:
+        value = arrays[prog.code[pc][1]][pos].as_py()
+        value = value if code == EncErr.PRECISION else str(value)[:40]
+    return f"{path}: " + why.format(n=n, value=value, scale=n.scale or 0)
 
 
 def encode_reference(node, values: pa.Array, prefix: bytes = b""):

@@ -6,63 +6,45 @@ Arrow array of the value's tree: the root, a struct's child, a list's values, a 
 items) at the current index and appends Avro bytes. Records are inline (their fields'
 instructions follow one another, all at the record's index); an array or map pushes a frame
 whose items run at the child's indexes, so nesting is bounded by the (cut) tree's depth, never
-by the data. Built without numba (slow to import); the layout of a code row is
-``op, col, a, b, c`` (operands below).
-
-===========  ==================================================================================
-op           operands
-===========  ==================================================================================
-HALT         the row is complete
-REC          col: a struct value (null: the row fails)
-BOOL         col: one byte from the bit-packed values
-INT          col, source width (4: int32/date32, 8: int64/timestamp), millis (µs → floor ms)
-F32 / F64    col: the value's 4 / 8 little-endian bytes
-BYTES        col, uuid check: ``varint(len)`` and the bytes (string or binary)
-FIXED        col, size: the bytes (length checked)
-ENUM         col, aux offset (count, then offset and length of each symbol in ``consts``)
-DECIMAL      col, fixed size (-1: bytes, fastavro's width), aux offset of the 128-bit limit
-             (hi, lo) or -1
-CONST        -, consts offset, length: bytes every row writes here (a field cut at the
-             recursion depth)
-OPT          col, null branch (-1: none), branch, end: a union of null and at most one type
-ULONG        col, null branch, int branch, long branch: ``[int, long]`` as the branch that fits
-UDOUBLE      col, null branch, double branch: ``[float, double]`` as the double
-USTRUCT      col, null branch, aux offset (count, then member column, branch, target per
-             member), end: the struct form of other unions (exactly one member set)
-JMP          -, target
-ARRAY        col, end: a collection of ``count, items, 0`` (one block; a map's items start with
-             their key)
-NEXT         -, its ARRAY: the next item, or the collection's end
-===========  ==================================================================================
+by the data. Built without numba (slow to import); the instruction set is ``_opcodes.EncOp``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
+from connector.formats.avro._opcodes import ENC_SLOTS, EncOp
 from connector.formats.avro._schema import Node, arrow_type_of, union_kind
 
-__all__ = ["EncodeProgram", "compile_encoder", "OPS", "ERRORS"]
-
-OPS = ("HALT", "REC", "BOOL", "INT", "F32", "F64", "BYTES", "FIXED", "ENUM", "DECIMAL", "CONST",
-       "OPT", "ULONG", "UDOUBLE", "USTRUCT", "JMP", "ARRAY", "NEXT")
-(OP_HALT, OP_REC, OP_BOOL, OP_INT, OP_F32, OP_F64, OP_BYTES, OP_FIXED, OP_ENUM, OP_DECIMAL, OP_CONST,
- OP_OPT, OP_ULONG, OP_UDOUBLE, OP_USTRUCT, OP_JMP, OP_ARRAY, OP_NEXT) = range(len(OPS))
-
-# row error codes (E_ROOM: the output buffer is full; the caller grows it and redoes the row)
-ERRORS = ("ok", "null", "null union", "several", "enum", "fixed", "uuid", "precision", "fixed decimal",
-          "room")
-(E_OK, E_NULL, E_NULL_UNION, E_SEVERAL, E_ENUM, E_FIXED, E_UUID, E_PRECISION, E_FIXED_DECIMAL,
- E_ROOM) = range(len(ERRORS))
+__all__ = ["EncodeProgram", "EncTables", "EncOut", "compile_encoder"]
 
 _VALUES = -1  # the column step to a list's / map's values (else: a struct's field index)
 
 
-def _i64(u: int) -> int:
-    """An unsigned 64-bit value as the int64 with its bits."""
-    return u - (1 << 64) if u >= 1 << 63 else u
+class EncTables(NamedTuple):
+    """A program as the encode kernel takes it (numba resolves the fields by name)."""
+
+    code: np.ndarray    # int64 (instructions, ENC_SLOTS): see ``_opcodes.EncOp``
+    aux: np.ndarray     # int64: enum symbol tables, struct-union member tables
+    consts: np.ndarray  # uint8: enum symbols, constant bytes
+
+
+class EncOut(NamedTuple):
+    """One encode call's rows and output: ``n`` rows, each ``prefix`` and its Avro bytes in
+    ``out`` up to ``offs[r + 1]``; a failed row's (error, pc, index) in ``err``/``epc``/``epos``;
+    the frames of its collections in ``stack`` (``sp[0]`` of them)."""
+
+    n: int
+    prefix: np.ndarray  # uint8
+    out: np.ndarray     # uint8
+    offs: np.ndarray    # int32 (n + 1)
+    err: np.ndarray     # int64 per row
+    epc: np.ndarray
+    epos: np.ndarray
+    stack: np.ndarray   # int64 (depth + 1, 4): ARRAY pc, parent index, item index, item end
+    sp: np.ndarray      # int64 (1)
 
 
 class EncodeProgram:
@@ -80,13 +62,13 @@ class EncodeProgram:
         self.bytes_per_row = 64.0  # learnt from the last batch (sizes the output buffer)
 
     def finish(self) -> "EncodeProgram":
-        self.emit(OP_HALT, "", None)
-        self.code_arr = np.array(self.code, np.int64).reshape(-1, 5)
-        self.aux_arr = np.array(self.aux or [0], np.int64)
-        self.consts_arr = np.frombuffer(bytes(self.consts) or b"\x00", np.uint8).copy()
+        self.emit(EncOp.HALT, "", None)
+        self.tables = EncTables(np.array(self.code, np.int64).reshape(-1, ENC_SLOTS),
+                                np.array(self.aux or [0], np.int64),
+                                np.frombuffer(bytes(self.consts) or b"\x00", np.uint8).copy())
         return self
 
-    def emit(self, op: int, path: str, node: Node | None, col: int = -1, a: int = 0, b: int = 0,
+    def emit(self, op: EncOp, path: str, node: Node | None, col: int = -1, a: int = 0, b: int = 0,
              c: int = 0) -> int:
         self.code.append([op, col, a, b, c])
         self.where.append((path, node))
@@ -129,40 +111,35 @@ def _node(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
     elif k == "null":
         return
     elif k == "record":
-        p.emit(OP_REC, path, n, col)
+        p.emit(EncOp.REC, path, n, col)
         j = 0  # the Arrow struct has no child for a field cut at the recursion depth
         for f in n.fields:
             if f.type.kind == "cut":  # its one possible value
-                p.emit(OP_CONST, path, None, -1, *p.const(f.type.empty))
+                p.emit(EncOp.CONST, path, None, -1, *p.const(f.type.empty))
                 continue
             _node(p, f.type, p.column(col, j), f"{path}.{f.name}", depth)
             j += 1
     elif k == "boolean":
-        p.emit(OP_BOOL, path, n, col)
+        p.emit(EncOp.BOOL, path, n, col)
     elif k in ("int", "long"):
         width = 8 if arrow_type_of(n).bit_width == 64 else 4
-        p.emit(OP_INT, path, n, col, width, int(bool(n.logical and n.logical.endswith("timestamp-millis"))))
+        p.emit(EncOp.INT, path, n, col, width, int(bool(n.logical and n.logical.endswith("timestamp-millis"))))
     elif k == "float":
-        p.emit(OP_F32, path, n, col)
+        p.emit(EncOp.F32, path, n, col)
     elif k == "double":
-        p.emit(OP_F64, path, n, col)
-    elif pa.types.is_decimal(arrow_type_of(n)):
-        lim = 10 ** int(n.precision) if n.precision else 0
-        at = -1
-        if lim and lim < 1 << 128:
-            at = len(p.aux)
-            p.aux += [_i64(lim >> 64), _i64(lim & ((1 << 64) - 1))]
-        p.emit(OP_DECIMAL, path, n, col, int(n.size) if k == "fixed" else -1, at)
+        p.emit(EncOp.F64, path, n, col)
+    elif pa.types.is_decimal(t := arrow_type_of(n)):
+        p.emit(EncOp.DECIMAL, path, n, col, int(n.size) if k == "fixed" else -1, t.precision)
     elif k == "enum":
         at = len(p.aux)
         p.aux.append(len(n.symbols))
         for s in n.symbols:
             p.aux += list(p.const(s.encode("utf-8")))
-        p.emit(OP_ENUM, path, n, col, at)
+        p.emit(EncOp.ENUM, path, n, col, at)
     elif k in ("string", "bytes"):
-        p.emit(OP_BYTES, path, n, col, int(n.logical == "uuid" and k == "string"))
+        p.emit(EncOp.BYTES, path, n, col, int(n.logical == "uuid" and k == "string"))
     elif k == "fixed":
-        p.emit(OP_FIXED, path, n, col, int(n.size))
+        p.emit(EncOp.FIXED, path, n, col, int(n.size))
     elif k in ("array", "map"):
         _collection(p, n, col, path, depth + 1)
     else:
@@ -171,14 +148,14 @@ def _node(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
 
 def _collection(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
     p.depth = max(p.depth, depth)
-    at = p.emit(OP_ARRAY, path, n, col, 0)
+    at = p.emit(EncOp.ARRAY, path, n, col, 0)
     values = p.column(col, _VALUES)
     if n.kind == "map":
-        p.emit(OP_BYTES, f"{path}[key]", Node("string"), p.column(values, 0), 0)
+        p.emit(EncOp.BYTES, f"{path}[key]", Node("string"), p.column(values, 0), 0)
         _node(p, n.items, p.column(values, 1), f"{path}[value]", depth)
     else:
         _node(p, n.items, values, f"{path}[]", depth)
-    p.emit(OP_NEXT, path, None, -1, at)
+    p.emit(EncOp.NEXT, path, None, -1, at)
     p.code[at][2] = len(p.code)
 
 
@@ -189,12 +166,12 @@ def _union(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
     null_i = next((i for i, b in enumerate(br) if b.kind == "null"), -1)
     uk = union_kind(n)
     if uk == "long":
-        p.emit(OP_ULONG, path, n, col, null_i, next(i for i, b in enumerate(br) if b.kind == "int"),
+        p.emit(EncOp.ULONG, path, n, col, null_i, next(i for i, b in enumerate(br) if b.kind == "int"),
                next(i for i, b in enumerate(br) if b.kind == "long"))
     elif uk == "double":
-        p.emit(OP_UDOUBLE, path, n, col, null_i, next(i for i, b in enumerate(br) if b.kind == "double"))
+        p.emit(EncOp.UDOUBLE, path, n, col, null_i, next(i for i, b in enumerate(br) if b.kind == "double"))
     elif uk == "nullable":
-        at = p.emit(OP_OPT, path, n, col, null_i, index[id(nn[0])] if nn else -1)
+        at = p.emit(EncOp.OPT, path, n, col, null_i, index[id(nn[0])] if nn else -1)
         if nn:
             _node(p, nn[0], col, path, depth)
         p.code[at][4] = len(p.code)
@@ -202,13 +179,13 @@ def _union(p: EncodeProgram, n: Node, col: int, path: str, depth: int) -> None:
         aux = len(p.aux)
         p.aux.append(len(nn))
         p.aux += [0, 0, 0] * len(nn)
-        at = p.emit(OP_USTRUCT, path, n, col, null_i, aux)
+        at = p.emit(EncOp.USTRUCT, path, n, col, null_i, aux)
         jumps = []
         for i, b in enumerate(nn):
             member = p.column(col, i)
             p.aux[aux + 1 + 3 * i: aux + 4 + 3 * i] = [member, index[id(b)], len(p.code)]
             _node(p, b, member, path, depth)
-            jumps.append(p.emit(OP_JMP, path, None, -1, 0))
+            jumps.append(p.emit(EncOp.JMP, path, None, -1, 0))
         for j in jumps:
             p.code[j][2] = len(p.code)
         p.code[at][4] = len(p.code)

@@ -17,6 +17,7 @@ from connector.formats.core._colbuf import (
     KernelBuffers,
     collection_array,
     collection_offsets,
+    null_fills,
 )
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
@@ -81,7 +82,7 @@ __all__ = [
     "DocumentPayload", "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "RecordForm",
     "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_array", "collection_offsets", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
     "coerce", "RowErrors", "binary_from_buffers", "byte_rows", "dense",

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_offsets", "collection_array"]
+__all__ = ["ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_offsets", "collection_array", "null_fills"]
 
 
 class KernelBuffers(NamedTuple):
@@ -106,6 +106,20 @@ class ColumnBuffers:
     def column_bytes(self, c: int) -> np.ndarray:
         s = int(self.bbase[c])
         return self.bdata[s:s + int(self.bcnt[c])]
+
+
+def null_fills(cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fill0, fill1, fills): the columns that take one null value when column ``c`` takes one
+    are ``fills[fill0[c]:fill1[c]]`` — ``c`` and, for a struct, every column below it. ``cols``:
+    a program's columns (each with ``kind`` and ``children``)."""
+    def below(c: int) -> list[int]:
+        col = cols[c]
+        return [c] + ([k for child in col.children for k in below(child)] if col.kind == "struct" else [])
+
+    lists = [below(c) for c in range(len(cols))]
+    lens = np.array([len(f) for f in lists], np.int64)
+    fill1 = np.cumsum(lens)
+    return fill1 - lens, fill1, np.array([x for f in lists for x in f], np.int64)
 
 
 def collection_offsets(counts: np.ndarray) -> np.ndarray:

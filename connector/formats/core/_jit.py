@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import sys
 import threading
 import time
@@ -99,8 +100,29 @@ def njit(**options):
         except RuntimeError as e:  # "cannot cache function ...: no locator available"
             if "cannot cache" not in str(e):
                 raise
+        else:
+            _tolerate_stale_index(dispatcher)
         return dispatcher
     return wrap
+
+
+def _tolerate_stale_index(dispatcher) -> None:
+    """Treat a cache index that no longer unpickles as stale. Kernels take named structures
+    (``NamedTuple`` classes), which numba pickles into the index by name; an index written by an
+    older version of the code (left next to the new source by an upgrade: pip does not know
+    numba's files) may name a class that is gone, and numba unpickles it before it checks the
+    source's stamp: the first decode would raise ``AttributeError`` where it should recompile."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is None:
+        return
+    load = cache_file._load_index
+
+    def load_index():
+        try:
+            return load()
+        except (AttributeError, ImportError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+            return {}  # the next save writes a fresh index
+    cache_file._load_index = load_index
 
 
 def load_cached() -> int:

@@ -1,22 +1,39 @@
 """numba helpers the compiled kernels share: the buffers' regrowth
-(:mod:`connector.formats.core._colbuf`), the one value write of the Avro and JSON kernels and
-``voidptr``, ``memcpy``, ``load_*``, ``store_u8`` (addresses in compiled code: kernels read Arrow
-buffers in place).
+(:mod:`connector.formats.core._colbuf`), the JSON kernel's value write :func:`emit` (Avro's
+handlers write through their own inlined ``_slot``, which notes an overflow in the kernel's
+scratch), the LEB128 :func:`varint` reader, ``voidptr``, ``memcpy``, ``load_*``, ``store_u8``
+(addresses in compiled code: kernels read Arrow buffers in place), :data:`helper` (a kernel's
+small compiled helpers) and :func:`kernel` (a kernel assembled from its inlined handlers).
 Imported lazily (numba is slow to import); compiled once, cached on disk."""
 import numpy as np
 
+from connector.formats.core._inline import dispatch, expand, inline  # noqa: F401 - the kernels' API
 from connector.formats.core._jit import njit
+
+# A kernel's small helper (called with a few arrays and numbers, in expressions): it allocates
+# nothing, so it is compiled without reference counting, and LLVM inlines it. Either reference
+# counting or numba's own inlining (``inline="always"``, at the IR level) costs about 10 ns per
+# call that passes an array, measured: most of a kernel's time. Handlers that take a kernel's
+# named structures are ``inline`` (pasted into the kernel: see ``_inline``) instead.
+helper = njit(nogil=True, _nrt=False)
+
+
+@njit(nogil=True)
+def _bases(newcap):
+    """(first slot of each column's region, total) of regions of capacities ``newcap``."""
+    nb = np.empty(len(newcap), np.int64)
+    total = 0
+    for c in range(len(newcap)):
+        nb[c] = total
+        total += newcap[c]
+    return nb, total
 
 
 @njit(nogil=True)
 def regrow(cbase, cnt, cval, cvalid, clen, newcap):
     """Value regions with capacities ``newcap`` (each ≥ its count), values kept, plus a sink."""
     ncols = len(cbase)
-    nb = np.empty(ncols, np.int64)
-    total = 0
-    for c in range(ncols):
-        nb[c] = total
-        total += newcap[c]
+    nb, total = _bases(newcap)
     v2 = np.empty(total + 1, np.int64)
     d2 = np.empty(total + 1, np.uint8)
     l2 = np.empty(total + 1, np.int64)
@@ -32,11 +49,7 @@ def regrow(cbase, cnt, cval, cvalid, clen, newcap):
 def regrow_bytes(bbase, bcnt, bdata, newcap):
     """Byte regions with capacities ``newcap`` (each ≥ its count), bytes kept."""
     ncols = len(bbase)
-    nb = np.empty(ncols, np.int64)
-    total = 0
-    for c in range(ncols):
-        nb[c] = total
-        total += newcap[c]
+    nb, total = _bases(newcap)
     d2 = np.empty(total, np.uint8)
     for c in range(ncols):
         a, b, k = bbase[c], nb[c], bcnt[c]
@@ -58,6 +71,42 @@ def emit(c, valid, v, ln, cbase, ccap, cnt, cval, cvalid, clen, sink, ovc):
     clen[j] = ln
     cnt[c] = i + 1
     return ovc
+
+
+VARINT_TRUNCATED, VARINT_OVERFLOW, VARINT_TOO_LONG = 1, 2, 3  # faults of a varint
+
+
+@helper
+def varint(buf, pos, end):
+    """The LEB128 varint at ``buf[pos:end]``: (raw unsigned value, new position, fault): 0,
+    :data:`VARINT_TRUNCATED` (the end comes first), :data:`VARINT_OVERFLOW` (a tenth byte with
+    bits beyond the 64th, which every parser but protobuf's refuses) or :data:`VARINT_TOO_LONG`
+    (more than ten bytes). Each format maps the fault to its own row error."""
+    u = np.uint64(0)
+    for k in range(10):
+        if pos >= end:
+            return u, pos, VARINT_TRUNCATED
+        b = buf[pos]
+        pos += 1
+        if k == 9 and b > 1:
+            return u, pos, VARINT_OVERFLOW
+        u |= np.uint64(b & 0x7F) << np.uint64(7 * k)
+        if b < 0x80:
+            return u, pos, 0
+    return u, pos, VARINT_TOO_LONG
+
+
+def kernel(**options):
+    """A kernel's decorator: the function with the handlers and helpers it calls that are marked
+    :func:`~connector.formats.core._inline.inline` pasted in (``_inline.expand``: one function,
+    the fastest to compile and to run), compiled by numba without reference counting (a kernel
+    allocates nothing: its output and scratch come from its caller), cached on disk with its
+    module. Define it after everything it calls."""
+    import sys
+
+    def wrap(fn):
+        return njit(nogil=True, _nrt=False, **options)(expand(fn, sys.modules[fn.__module__].__dict__))
+    return wrap
 
 
 def _make_intrinsics():

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from connector.formats.core import null_fills
 from connector.formats.json_schema import _kstate as K
 from connector.formats.json_schema._kstate import JTables
 from connector.formats.json_schema._schema import JNode
@@ -118,14 +119,6 @@ class JsonProgram:
             self._tab += tab
         return nid
 
-    def _fill(self, c: int) -> list[int]:
-        col = self.cols[c]
-        out = [c]
-        if col.kind == "struct":
-            for k in col.children:
-                out += self._fill(k)
-        return out
-
     def _freeze(self) -> None:
         rows = np.array(self._rows, np.int64).reshape(-1, 12)
         (self.kind, self.ncol, self.nchild, self.nkey, self.nallowed, self.nf0, self.nf1,
@@ -140,11 +133,7 @@ class JsonProgram:
         self.nfields = len(self._fields)
         self.names = np.frombuffer(bytes(self._names) or b"\0", np.uint8)
         self.ftab = np.array(self._tab or [-1], np.int64)
-        fills = [self._fill(c) for c in range(len(self.cols))]
-        flens = np.array([len(x) for x in fills], np.int64)
-        self.fill1 = np.cumsum(flens)
-        self.fill0 = self.fill1 - flens
-        self.fills = np.array([x for y in fills for x in y], np.int64)
+        self.fill0, self.fill1, self.fills = null_fills(self.cols)
 
     def tables(self, root: int | None = None) -> JTables:
         """The kernel's schema tables (``root``: another root node, e.g. the kernel's SKIP to

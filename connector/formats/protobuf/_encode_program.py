@@ -30,7 +30,7 @@ members of one oneof set. Schemas using Any, Struct, Value, ListValue or groups 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -38,65 +38,78 @@ import pyarrow.compute as pc
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from connector.formats.core import binary_from_buffers, valid_mask, with_validity
-from connector.formats.protobuf._encode_layout import (
-    ALWAYS,
-    BOOL,
-    BYTES,
-    BYTESADDR,
-    C0,
-    C1,
-    CHK,
-    CHK_ENUM,
-    CHK_U32,
-    CHK_U64,
-    DATA,
-    DEC,
-    DEF,
-    DOFF,
-    DUR,
-    E_ENUM,
-    E_NULL,
-    E_U32,
-    E_U64,
-    ENUM,
-    ENUM_BAD,
-    EXPLICIT,
-    F32,
-    F64,
-    FIX32,
-    FIX64,
-    I32,
-    I64,
-    IMPLICIT,
-    KIND,
-    MSG,
-    NULLERR,
-    OFFS,
-    ONEOF,
-    PACKED,
-    PRES,
-    REP,
-    SRC,
-    STR,
-    TAG,
-    TS,
-    VALID,
-    VARINT,
-    VOFF,
-    ZIGZAG,
-)
+from connector.formats.protobuf._layout import ENUM_BAD, Bind, Chk, Col, EncErr, Kind, Pres, Src
 from connector.formats.protobuf._schema import WKT_JSON, WKT_SCALARS, is_map
 
 __all__ = ["Program", "build"]
 
 MAX_DEPTH = 256  # nesting of the program (the Arrow type is finite: recursion is cut there)
 
-_KIND = {FD.TYPE_INT32: VARINT, FD.TYPE_INT64: VARINT, FD.TYPE_UINT32: VARINT, FD.TYPE_UINT64: VARINT,
-         FD.TYPE_BOOL: VARINT, FD.TYPE_ENUM: VARINT, FD.TYPE_SINT32: ZIGZAG, FD.TYPE_SINT64: ZIGZAG,
-         FD.TYPE_FIXED32: FIX32, FD.TYPE_SFIXED32: FIX32, FD.TYPE_FLOAT: FIX32,
-         FD.TYPE_FIXED64: FIX64, FD.TYPE_SFIXED64: FIX64, FD.TYPE_DOUBLE: FIX64,
-         FD.TYPE_STRING: BYTES, FD.TYPE_BYTES: BYTES}
-_WIRE = {VARINT: 0, ZIGZAG: 0, FIX64: 1, FIX32: 5}
+_KIND = {FD.TYPE_INT32: Kind.VARINT, FD.TYPE_INT64: Kind.VARINT, FD.TYPE_UINT32: Kind.VARINT, FD.TYPE_UINT64: Kind.VARINT,
+         FD.TYPE_BOOL: Kind.VARINT, FD.TYPE_ENUM: Kind.VARINT, FD.TYPE_SINT32: Kind.ZIGZAG, FD.TYPE_SINT64: Kind.ZIGZAG,
+         FD.TYPE_FIXED32: Kind.FIX32, FD.TYPE_SFIXED32: Kind.FIX32, FD.TYPE_FLOAT: Kind.FIX32,
+         FD.TYPE_FIXED64: Kind.FIX64, FD.TYPE_SFIXED64: Kind.FIX64, FD.TYPE_DOUBLE: Kind.FIX64,
+         FD.TYPE_STRING: Kind.BYTES, FD.TYPE_BYTES: Kind.BYTES}
+_WIRE = {Kind.VARINT: 0, Kind.ZIGZAG: 0, Kind.FIX64: 1, Kind.FIX32: 5}
+
+
+class Tables(NamedTuple):
+    """A program as the kernel takes it (numba resolves the fields by name at compile time)."""
+
+    P: np.ndarray     # int64 (nodes, len(Col)): each node's kind, source, tag, presence ...
+    KIDS: np.ndarray  # int64: a message node's fields are KIDS[P[i, C0]:P[i, C1]]
+    depth: int        # frames a row needs at most
+    n_oneof: int      # oneofs in the program
+
+
+class Batch(NamedTuple):
+    """One kernel call: ``n`` rows, each written after ``prefix``."""
+
+    n: int
+    prefix: np.ndarray  # uint8
+
+
+class Out(NamedTuple):
+    """The kernel's output and scratch, allocated by the caller (the kernel allocates nothing):
+    the bytes, written from the end; per row the bytes written (from the end) after it and a
+    failure's (error, node, item); the frames of a row's open messages and repeated fields;
+    per oneof the message instance that set it; the last instance id."""
+
+    out: np.ndarray    # uint8
+    ends: np.ndarray   # int64 (n + 1)
+    code: np.ndarray   # int64 per row: EncErr (0: fine)
+    enode: np.ndarray
+    eitem: np.ndarray
+    fn: np.ndarray     # int64 per frame: node, item, next child, end, bytes when begun, instance
+    fj: np.ndarray
+    fcur: np.ndarray
+    fend: np.ndarray
+    fmark: np.ndarray
+    fstamp: np.ndarray
+    seen: np.ndarray   # int64 per oneof
+    stamp: np.ndarray  # int64 (1)
+
+    @staticmethod
+    def new(n: int, nbytes: int, depth: int, n_oneof: int) -> "Out":
+        def rows() -> np.ndarray:
+            return np.zeros(n, np.int64)
+
+        def frames() -> np.ndarray:
+            return np.empty(depth + 1, np.int64)
+
+        return Out(np.empty(max(nbytes, 64), np.uint8), np.zeros(n + 1, np.int64), rows(), rows(),
+                   rows(), frames(), frames(), frames(), frames(), frames(), frames(),
+                   np.full(max(n_oneof, 1), -1, np.int64), np.zeros(1, np.int64))
+
+
+def _grown(out: np.ndarray, pos: int, need: int) -> tuple[np.ndarray, int]:
+    """``out`` (written from ``pos`` to its end) with at least ``need`` free bytes before its
+    tail, and the tail's new start."""
+    used = len(out) - pos
+    cap = max(2 * len(out), used + need + 1024)
+    grown = np.empty(cap, np.uint8)
+    grown[cap - used:] = out[pos:]
+    return grown, cap - used
 
 
 class _NoProgram(Exception):
@@ -105,19 +118,19 @@ class _NoProgram(Exception):
 
 def _src(t: pa.DataType) -> int:
     if pa.types.is_int32(t):
-        return I32
+        return Src.I32
     if pa.types.is_int64(t) or pa.types.is_timestamp(t):
-        return I64
+        return Src.I64
     if pa.types.is_float32(t):
-        return F32
+        return Src.F32
     if pa.types.is_float64(t):
-        return F64
+        return Src.F64
     if pa.types.is_boolean(t):
-        return BOOL
+        return Src.BOOL
     if pa.types.is_decimal128(t) and t.scale == 0:
-        return DEC
+        return Src.DEC
     if pa.types.is_string(t) or pa.types.is_binary(t):
-        return STR
+        return Src.STR
     raise _NoProgram(f"no compiled encoding from {t}")
 
 
@@ -125,8 +138,8 @@ class _Node:
     __slots__ = ("row", "path", "col", "null", "enum", "names", "numbers")
 
     def __init__(self, path: str, col: tuple):
-        self.row = [0] * 10
-        self.row[ONEOF] = -1
+        self.row = [0] * len(Col)
+        self.row[Col.ONEOF] = -1
         self.path, self.col = path, col  # col: how the column derives from the parent's
         self.null: str | None = None  # the error text when a null here is an error
         self.enum: Any = None  # the enum descriptor of an enum field
@@ -141,11 +154,10 @@ class Program:
         self.nodes: list[_Node] = []
         self.kids: list[int] = []
         self.oneofs: list[tuple[str, str]] = []
-        if self._message(desc, arrow_type, "value", ("root",), 0) != 0 or self.nodes[0].row[KIND] != MSG:
+        if self._message(desc, arrow_type, "value", ("root",), 0) != 0 or self.nodes[0].row[Col.KIND] != Kind.MSG:
             raise _NoProgram("the root is not a message with fields")
-        self.P = np.array([nd.row for nd in self.nodes], np.int64).reshape(len(self.nodes), 10)
-        self.KIDS = np.array(self.kids or [0], np.int64)
-        self.depth = self._frames()
+        self.tables = Tables(np.array([nd.row for nd in self.nodes], np.int64).reshape(len(self.nodes), len(Col)),
+                             np.array(self.kids or [0], np.int64), self._frames(), len(self.oneofs))
 
     def _frames(self) -> int:
         """Frames of the kernel's stack a row needs: the longest chain of messages and
@@ -153,13 +165,13 @@ class Program:
         frames = [0] * len(self.nodes)
         for i in range(len(self.nodes) - 1, -1, -1):
             row = self.nodes[i].row
-            if row[KIND] == MSG:
-                below = [frames[k] for k in self.kids[row[C0]:row[C1]]]
-            elif row[KIND] in (REP, PACKED):
-                below = [frames[row[C0]]]
+            if row[Col.KIND] == Kind.MSG:
+                below = [frames[k] for k in self.kids[row[Col.C0]:row[Col.C1]]]
+            elif row[Col.KIND] in (Kind.REP, Kind.PACKED):
+                below = [frames[row[Col.C0]]]
             else:
                 below = []
-            frames[i] = (row[KIND] in (MSG, REP)) + max(below, default=0)
+            frames[i] = (row[Col.KIND] in (Kind.MSG, Kind.REP)) + max(below, default=0)
         return frames[0]
 
     def _new(self, path: str, col: tuple) -> int:
@@ -167,7 +179,7 @@ class Program:
         return len(self.nodes) - 1
 
     def _tag(self, i: int, number: int, wire: int) -> None:
-        self.nodes[i].row[TAG] = (number << 3) | wire
+        self.nodes[i].row[Col.TAG] = (number << 3) | wire
 
     def _message(self, desc, t: pa.DataType, path: str, col: tuple, depth: int) -> int:
         """A message node (the root, a field's, an item's): kind MSG, its fields as kids."""
@@ -177,15 +189,15 @@ class Program:
         if name in WKT_JSON:
             raise _NoProgram(f"{name} is written from JSON text per record")
         i = self._new(path, col)
-        self.nodes[i].row[PRES] = EXPLICIT  # a message is written when not null, even empty
+        self.nodes[i].row[Col.PRES] = Pres.EXPLICIT  # a message is written when not null, even empty
         if name in ("google.protobuf.Timestamp", "google.protobuf.Duration"):
-            self.nodes[i].row[KIND] = TS if name.endswith("Timestamp") else DUR
-            self.nodes[i].row[SRC] = I64
+            self.nodes[i].row[Col.KIND] = Kind.TS if name.endswith("Timestamp") else Kind.DUR
+            self.nodes[i].row[Col.SRC] = Src.I64
             return i
-        self.nodes[i].row[KIND] = MSG
+        self.nodes[i].row[Col.KIND] = Kind.MSG
         kids = []
         if name in WKT_SCALARS:  # {1: value}, the value in the wrapper's own column
-            kids.append(self._scalar(desc.fields_by_name["value"], t, path, ("same",), IMPLICIT))
+            kids.append(self._scalar(desc.fields_by_name["value"], t, path, ("same",), Pres.IMPLICIT))
         else:
             index = {f.name: k for k, f in enumerate(t)}
             oneofs: dict = {}
@@ -198,11 +210,11 @@ class Program:
                     if key not in oneofs:
                         oneofs[key] = len(self.oneofs)
                         self.oneofs.append((path, key))
-                    self.nodes[k].row[ONEOF] = oneofs[key]
+                    self.nodes[k].row[Col.ONEOF] = oneofs[key]
                 kids.append(k)
-        self.nodes[i].row[C0] = len(self.kids)
+        self.nodes[i].row[Col.C0] = len(self.kids)
         self.kids.extend(kids)
-        self.nodes[i].row[C1] = len(self.kids)
+        self.nodes[i].row[Col.C1] = len(self.kids)
         return i
 
     def _field(self, f, t: pa.DataType, path: str, col: tuple, depth: int) -> int:
@@ -210,25 +222,25 @@ class Program:
             raise _NoProgram("groups are written per record")
         if is_map(f):
             i = self._new(path, col)
-            self.nodes[i].row[KIND] = REP
+            self.nodes[i].row[Col.KIND] = Kind.REP
             kf, vf = f.message_type.fields_by_name["key"], f.message_type.fields_by_name["value"]
             e = self._new(path, ("entries",))
             nd = self.nodes[e]
-            nd.row[KIND], nd.row[PRES] = MSG, ALWAYS
+            nd.row[Col.KIND], nd.row[Col.PRES] = Kind.MSG, Pres.ALWAYS
             self._tag(e, f.number, 2)
-            kid = self._scalar(kf, t.key_type, f"{path}[key]", ("field", 0), ALWAYS)
+            kid = self._scalar(kf, t.key_type, f"{path}[key]", ("field", 0), Pres.ALWAYS)
             if vf.type == FD.TYPE_MESSAGE:
                 vid = self._message(vf.message_type, t.item_type, f"{path}[value]", ("field", 1), depth + 2)
                 self._tag(vid, vf.number, 2)
             else:
-                vid = self._scalar(vf, t.item_type, f"{path}[value]", ("field", 1), ALWAYS)
-            self.nodes[vid].row[PRES] = ALWAYS
-            self.nodes[vid].row[NULLERR] = 1
+                vid = self._scalar(vf, t.item_type, f"{path}[value]", ("field", 1), Pres.ALWAYS)
+            self.nodes[vid].row[Col.PRES] = Pres.ALWAYS
+            self.nodes[vid].row[Col.NULLERR] = 1
             self.nodes[vid].null = f"{path}: null map value"
-            nd.row[C0] = len(self.kids)
+            nd.row[Col.C0] = len(self.kids)
             self.kids.extend([kid, vid])
-            nd.row[C1] = len(self.kids)
-            self.nodes[i].row[C0] = e
+            nd.row[Col.C1] = len(self.kids)
+            self.nodes[i].row[Col.C0] = e
             return i
         if f.is_repeated:
             i = self._new(path, col)
@@ -237,13 +249,13 @@ class Program:
                 it = self._message(f.message_type, t.value_type, item_path, ("values",), depth + 1)
                 self._tag(it, f.number, 2)
             else:
-                it = self._scalar(f, t.value_type, item_path, ("values",), ALWAYS)
-            self.nodes[it].row[PRES] = ALWAYS
-            self.nodes[it].row[NULLERR] = 1
+                it = self._scalar(f, t.value_type, item_path, ("values",), Pres.ALWAYS)
+            self.nodes[it].row[Col.PRES] = Pres.ALWAYS
+            self.nodes[it].row[Col.NULLERR] = 1
             self.nodes[it].null = f"{path}: null item in a repeated field"
             packed = f.is_packed and f.type != FD.TYPE_MESSAGE
-            self.nodes[i].row[KIND] = PACKED if packed else REP
-            self.nodes[i].row[C0] = it
+            self.nodes[i].row[Col.KIND] = Kind.PACKED if packed else Kind.REP
+            self.nodes[i].row[Col.C0] = it
             if packed:
                 self._tag(i, f.number, 2)
             return i
@@ -251,9 +263,9 @@ class Program:
             i = self._message(f.message_type, t, path, col, depth + 1)
             self._tag(i, f.number, 2)
         else:
-            i = self._scalar(f, t, path, col, EXPLICIT if f.has_presence else IMPLICIT)
+            i = self._scalar(f, t, path, col, Pres.EXPLICIT if f.has_presence else Pres.IMPLICIT)
         if f.is_required:  # proto2: a message without it does not parse
-            self.nodes[i].row[NULLERR] = 1
+            self.nodes[i].row[Col.NULLERR] = 1
             self.nodes[i].null = f"{path}: null for a required field"
         return i
 
@@ -261,23 +273,23 @@ class Program:
         i = self._new(path, col)
         nd = self.nodes[i]
         kind = _KIND[f.type]
-        nd.row[KIND], nd.row[PRES] = kind, presence
-        self._tag(i, f.number, 2 if kind == BYTES else _WIRE[kind])
+        nd.row[Col.KIND], nd.row[Col.PRES] = kind, presence
+        self._tag(i, f.number, 2 if kind == Kind.BYTES else _WIRE[kind])
         if f.type == FD.TYPE_ENUM:
             if not pa.types.is_string(t):
                 raise _NoProgram(f"enum as {t}")
-            nd.row[SRC], nd.row[CHK] = ENUM, CHK_ENUM
+            nd.row[Col.SRC], nd.row[Col.CHK] = Src.ENUM, Chk.ENUM
             nd.enum = f.enum_type
             nd.names = pa.array([v.name for v in f.enum_type.values], pa.string())
             nd.numbers = np.array([v.number for v in f.enum_type.values], np.int64)
-            nd.row[DEF] = f.enum_type.values[0].number if f.enum_type.values else 0
+            nd.row[Col.DEF] = f.enum_type.values[0].number if f.enum_type.values else 0
             return i
-        nd.row[SRC] = _src(t)
+        nd.row[Col.SRC] = _src(t)
         if f.type in (FD.TYPE_UINT32, FD.TYPE_FIXED32):
-            nd.row[CHK] = CHK_U32
-        elif f.type in (FD.TYPE_UINT64, FD.TYPE_FIXED64) and nd.row[SRC] == DEC:
-            nd.row[CHK] = CHK_U64
-        if f.type == FD.TYPE_FLOAT and nd.row[SRC] != F32 or f.type == FD.TYPE_DOUBLE and nd.row[SRC] != F64:
+            nd.row[Col.CHK] = Chk.U32
+        elif f.type in (FD.TYPE_UINT64, FD.TYPE_FIXED64) and nd.row[Col.SRC] == Src.DEC:
+            nd.row[Col.CHK] = Chk.U64
+        if f.type == FD.TYPE_FLOAT and nd.row[Col.SRC] != Src.F32 or f.type == FD.TYPE_DOUBLE and nd.row[Col.SRC] != Src.F64:
             raise _NoProgram(f"{f.full_name} from {t}")
         return i
 
@@ -285,7 +297,7 @@ class Program:
 
     def _bind(self, values: pa.Array):
         """D (addresses and offsets of every node's column) and the columns (kept alive)."""
-        D = np.zeros((len(self.nodes), 6), np.int64)
+        D = np.zeros((len(self.nodes), len(Bind)), np.int64)
         cols: list = [None] * len(self.nodes)
         keep: list = []
         stack = [(0, values)]
@@ -294,26 +306,26 @@ class Program:
             cols[i] = arr
             nd = self.nodes[i]
             bufs = arr.buffers()
-            D[i, VALID] = bufs[0].address if bufs[0] is not None and arr.null_count else 0
-            D[i, VOFF] = D[i, DOFF] = arr.offset
-            kind, src = nd.row[KIND], nd.row[SRC]
-            if kind in (REP, PACKED):
-                D[i, OFFS] = bufs[1].address
-                child = nd.row[C0]
+            D[i, Bind.VALID] = bufs[0].address if bufs[0] is not None and arr.null_count else 0
+            D[i, Bind.VOFF] = D[i, Bind.DOFF] = arr.offset
+            kind, src = nd.row[Col.KIND], nd.row[Col.SRC]
+            if kind in (Kind.REP, Kind.PACKED):
+                D[i, Bind.OFFS] = bufs[1].address
+                child = nd.row[Col.C0]
                 stack.append((child, arr.values))
-            elif kind == MSG:
-                for k in self.kids[nd.row[C0]:nd.row[C1]]:
+            elif kind == Kind.MSG:
+                for k in self.kids[nd.row[Col.C0]:nd.row[Col.C1]]:
                     c = self.nodes[k].col
                     stack.append((k, arr if c[0] == "same" else arr.field(c[1])))
-            elif src == ENUM:
+            elif src == Src.ENUM:
                 nums = self._enum_numbers(nd, arr)
                 keep.append(nums)
-                D[i, DATA], D[i, DOFF] = nums.ctypes.data, 0
-            elif src == STR:
-                D[i, OFFS] = bufs[1].address
-                D[i, BYTESADDR] = bufs[2].address if bufs[2] is not None else 0
+                D[i, Bind.DATA], D[i, Bind.DOFF] = nums.ctypes.data, 0
+            elif src == Src.STR:
+                D[i, Bind.OFFS] = bufs[1].address
+                D[i, Bind.BYTESADDR] = bufs[2].address if bufs[2] is not None else 0
             else:
-                D[i, DATA] = bufs[1].address
+                D[i, Bind.DATA] = bufs[1].address
         return D, cols, keep
 
     @staticmethod
@@ -340,10 +352,20 @@ class Program:
 
         n = len(values)
         D, cols, keep = self._bind(values)
-        guess = values.nbytes + n * (len(prefix) + 8)  # the output is about the input's size
-        out, offs, code, enode, eitem = encode(self.P, self.KIDS, D, n, np.frombuffer(prefix, np.uint8),
-                                               self.depth, len(self.oneofs), guess)
+        T = self.tables
+        y = Out.new(n, values.nbytes + n * (len(prefix) + 8), T.depth, T.n_oneof)  # about the input's size
+        batch = Batch(n, np.frombuffer(prefix, np.uint8))
+        r, pos = n - 1, len(y.out)
+        while True:
+            r, pos, need = encode(T, D, batch, y, r, pos)
+            if r < 0:
+                break
+            grown, pos = _grown(y.out, pos, need)
+            y = y._replace(out=grown)
         del keep
+        total = len(y.out) - pos
+        y.ends[0] = total
+        out, offs, code, enode, eitem = y.out[pos:], total - y.ends, y.code, y.enode, y.eitem
         payloads = binary_from_buffers(offs, out, n)
         valid = valid_mask(values) & (code == 0)
         if not code.any():
@@ -356,16 +378,16 @@ class Program:
 
     def _message_of(self, code: int, node: int, item: int, cols: list) -> str:
         nd = self.nodes[node]
-        if code == E_NULL:
+        if code == EncErr.NULL:
             return nd.null or f"{nd.path}: null"
-        if code == E_U32:
+        if code == EncErr.U32:
             return f"{nd.path}: value out of range for uint32"
-        if code == E_U64:
+        if code == EncErr.U64:
             return f"{nd.path}: value out of range for uint64"
-        if code == E_ENUM:
+        if code == EncErr.ENUM:
             v = cols[node][item].as_py()
             return f"{nd.path}: {str(v)[:40]!r} is not a value of enum {nd.enum.full_name}"
-        path, name = self.oneofs[nd.row[ONEOF]]
+        path, name = self.oneofs[nd.row[Col.ONEOF]]
         return f"{path}: oneof {name} has several fields set"
 
 

@@ -16,22 +16,69 @@ field protobuf merges where the engine would keep only the last (:func:`merged_b
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor as FD
 
+from connector.formats.protobuf._layout import WIRE_REASONS, FieldKind
 from connector.formats.protobuf._limits import DENSE, MAX_DEPTH
 from connector.formats.protobuf._schema import WKT_JSON, WKT_SCALARS
 
 __all__ = ["DENSE", "MAX_DEPTH", "WireValidator", "available", "merged_by_protobuf"]
 
+_REASONS = {int(e): why.format(depth=MAX_DEPTH) for e, why in WIRE_REASONS.items()}
 
-K_OTHER, K_VARINT, K_F64, K_F32, K_MSG = 0, 1, 2, 3, 4
-_REASONS = {1: "truncated or over-long varint", 2: "varint overflows 64 bits",
-            3: "field number 0 or tag over 32 bits", 4: "invalid wire type",
-            5: "truncated field", 6: "length past the end of the message",
-            7: "bad packed repeated field", 8: "unterminated group",
-            9: "end-group tag without a matching start", 10: f"nested deeper than {MAX_DEPTH} levels"}
+
+class WireTables(NamedTuple):
+    """A message type's schema closure as the kernel takes it: message types ``t`` (fields
+    ``t_start[t]:t_end[t]`` sorted by number) and fields ``f``."""
+
+    root: int             # the message type checked
+    t_start: np.ndarray   # int64 per type
+    t_end: np.ndarray
+    t_entry: np.ndarray   # bool per type: a map entry
+    f_num: np.ndarray     # int64 per field: its number
+    f_kind: np.ndarray    # int64 per field: FieldKind
+    f_child: np.ndarray   # int64 per field: a message field's type (-1: none)
+    f_packed: np.ndarray  # bool per field: may come packed
+    f_wt: np.ndarray      # int64 per field: its wire type
+    f_once: np.ndarray    # bool per field: a second occurrence goes to protobuf's path
+    f_single: np.ndarray  # bool per field: a singular message (protobuf merges repeats)
+    dense: np.ndarray     # int64 (types × DENSE): the field of each small number (-1: none)
+
+
+class Payloads(NamedTuple):
+    """Payload ``r`` is ``data[offs[r]:offs[r + 1]]``."""
+
+    data: np.ndarray  # uint8
+    offs: np.ndarray  # int64
+
+
+class CheckOut(NamedTuple):
+    code: np.ndarray  # int8 per row: WireErr (0: fine)
+    redo: np.ndarray  # bool per row: protobuf's own path decides
+
+
+class Frames(NamedTuple):
+    """The kernel's scratch: a frame per message or group entered (its end, type (-1: a group),
+    group number (-1: a message) and instance id: a singular message field sent twice is one
+    instance as protobuf merges it, so its id derives from its parent's and the field), and per
+    field the instance that last had it."""
+
+    end: np.ndarray
+    type: np.ndarray
+    group: np.ndarray
+    stamp: np.ndarray
+    once: np.ndarray
+
+    @staticmethod
+    def new(nfields: int) -> "Frames":
+        def frames() -> np.ndarray:
+            return np.empty(MAX_DEPTH + 2, np.int64)
+
+        return Frames(frames(), frames(), frames(), frames(), np.full(nfields, -1, np.int64))
 
 _VARINT = {FD.TYPE_INT32, FD.TYPE_INT64, FD.TYPE_UINT32, FD.TYPE_UINT64, FD.TYPE_SINT32,
            FD.TYPE_SINT64, FD.TYPE_BOOL, FD.TYPE_ENUM}
@@ -104,23 +151,23 @@ class WireValidator:
                 once.append(merged_by_protobuf(f) or (d.full_name, f.name) in merged)
                 single.append(f.type == FD.TYPE_MESSAGE and not f.is_repeated)
                 if f.type == FD.TYPE_MESSAGE:
-                    kinds.append(K_MSG)
+                    kinds.append(FieldKind.MSG)
                     childs.append(index[f.message_type.full_name])
                 else:
-                    kinds.append(K_VARINT if f.type in _VARINT else K_F64 if f.type in _F64
-                                 else K_F32 if f.type in _F32 else K_OTHER)
+                    kinds.append(FieldKind.VARINT if f.type in _VARINT else FieldKind.F64 if f.type in _F64
+                                 else FieldKind.F32 if f.type in _F32 else FieldKind.OTHER)
                     childs.append(-1)
                 packed.append(f.is_repeated and f.type not in (FD.TYPE_MESSAGE, FD.TYPE_STRING,
                                                               FD.TYPE_BYTES, FD.TYPE_GROUP))
-                wts.append(0 if kinds[-1] == K_VARINT else 1 if kinds[-1] == K_F64
-                           else 5 if kinds[-1] == K_F32 else 3 if f.type == FD.TYPE_GROUP else 2)
+                wts.append(0 if kinds[-1] == FieldKind.VARINT else 1 if kinds[-1] == FieldKind.F64
+                           else 5 if kinds[-1] == FieldKind.F32 else 3 if f.type == FD.TYPE_GROUP else 2)
             ends.append(len(nums))
-        self._tables = (np.asarray(starts, np.int64), np.asarray(ends, np.int64),
-                        np.asarray(entry, np.bool_),
-                        np.asarray(nums, np.int64), np.asarray(kinds, np.int64),
-                        np.asarray(childs, np.int64), np.asarray(packed, np.bool_),
-                        np.asarray(wts, np.int64), np.asarray(once, np.bool_),
-                        np.asarray(single, np.bool_), self._dense(order, starts, nums))
+        self._tables = WireTables(0, np.asarray(starts, np.int64), np.asarray(ends, np.int64),
+                                  np.asarray(entry, np.bool_),
+                                  np.asarray(nums, np.int64), np.asarray(kinds, np.int64),
+                                  np.asarray(childs, np.int64), np.asarray(packed, np.bool_),
+                                  np.asarray(wts, np.int64), np.asarray(once, np.bool_),
+                                  np.asarray(single, np.bool_), self._dense(order, starts, nums))
 
     @staticmethod
     def _dense(order, starts, nums) -> np.ndarray:
@@ -143,9 +190,9 @@ class WireValidator:
                              payloads.offset * 4).astype(np.int64)
         buf = payloads.buffers()[2]
         data = np.frombuffer(buf, np.uint8) if buf is not None else np.zeros(0, np.uint8)
-        codes = np.zeros(n, np.int8)
-        redo = np.zeros(n, np.bool_)
-        _kernel()(data, offs, 0, *self._tables, codes, redo)
+        out = CheckOut(np.zeros(n, np.int8), np.zeros(n, np.bool_))
+        _kernel()(self._tables, Payloads(data, offs), out, Frames.new(len(self._tables.f_num)))
+        codes, redo = out
         bad = np.flatnonzero(codes)
         return {int(i): f"malformed protobuf wire data: {_REASONS[int(codes[i])]}"
                 for i in bad}, redo

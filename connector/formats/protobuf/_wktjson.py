@@ -16,16 +16,70 @@ Work is bounded per byte; nesting is capped at :data:`MAX_DEPTH`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
+from connector.formats.protobuf._layout import Status, Wkt
+from connector.formats.protobuf._limits import MAX_DEPTH
+
 __all__ = ["OK", "PY", "REDO", "WKT_KIND", "json_text", "render"]
 
-OK, REDO, PY = 0, 1, 2  # per value: written, its row to the reference path, to json_text
-WKT_KIND = {"google.protobuf.Struct": 0, "google.protobuf.Value": 1,
-            "google.protobuf.ListValue": 2, "google.protobuf.Any": 3}
+OK, REDO, PY = Status.OK, Status.REDO, Status.PY  # per value: written, its row to the reference path, to json_text
+WKT_KIND = {"google.protobuf.Struct": Wkt.STRUCT, "google.protobuf.Value": Wkt.VALUE,
+            "google.protobuf.ListValue": Wkt.LIST, "google.protobuf.Any": Wkt.ANY}
+
+
+class Values(NamedTuple):
+    """The kernel's input: value ``r`` is ``data[offs[r]:offs[r + 1]]`` where ``valid[r]``."""
+
+    data: np.ndarray   # uint8
+    offs: np.ndarray   # int64
+    valid: np.ndarray  # bool
+
+
+class Text(NamedTuple):
+    """The kernel's output: value ``r``'s text ``out[offs[r]:offs[r + 1]]`` (numbers as a 0x00
+    placeholder each, their doubles in ``dbl`` in order), its status in ``status[r]``."""
+
+    out: np.ndarray     # uint8
+    offs: np.ndarray    # int64
+    status: np.ndarray  # uint8: Status
+    dbl: np.ndarray     # float64
+
+
+class Scratch(NamedTuple):
+    """The kernel's scratch: a frame per container open (kind, a, b, c: a list's next item and
+    end, a struct's first, next and end entry), the entries of the Structs open (key and value
+    spans), their order by key, and one word to read a double's bits."""
+
+    fk: np.ndarray
+    fa: np.ndarray
+    fb: np.ndarray
+    fc: np.ndarray
+    ek0: np.ndarray
+    ek1: np.ndarray
+    ev0: np.ndarray
+    ev1: np.ndarray
+    tmp: np.ndarray
+    order: np.ndarray
+    f64: np.ndarray
+    i64: np.ndarray
+
+    @staticmethod
+    def new(nbytes: int) -> "Scratch":
+        cap = nbytes // 2 + 16  # entries alive at once: each takes at least two bytes
+        word = np.zeros(1, np.float64)
+
+        def frames() -> np.ndarray:
+            return np.empty(MAX_DEPTH + 2, np.int64)
+
+        def entries() -> np.ndarray:
+            return np.empty(cap, np.int64)
+
+        return Scratch(frames(), frames(), frames(), frames(), entries(), entries(), entries(),
+                       entries(), entries(), entries(), word, word.view(np.int64))
 
 
 def render(values: pa.BinaryArray, kind: int) -> tuple[pa.Array, np.ndarray]:
@@ -46,8 +100,7 @@ def render(values: pa.BinaryArray, kind: int) -> tuple[pa.Array, np.ndarray]:
     from connector.formats.protobuf import _wktkernel
 
     K: Any = _wktkernel  # numba dispatchers: mypy cannot see their signatures
-    nd = K.render(data, offs, valid, kind, out, out_offs, status, dbl, K.ANY_NAMES, K.ANY_ENDS,
-                  K.ANY_CODES)
+    nd = K.render(Values(data, offs, valid), int(kind), Text(out, out_offs, status, dbl), Scratch.new(len(data)))
     text, toffs = out, out_offs
     if nd:
         fmt = [repr(x).encode() for x in dbl[:nd].tolist()]

@@ -133,6 +133,44 @@ def test_importing_the_formats_does_not_import_numba():
     assert out.stdout.strip() == "False", out.stderr[-2000:]
 
 
+def test_a_cache_index_naming_a_class_that_is_gone_is_stale_not_an_error(tmp_path, monkeypatch):
+    """Kernels take NamedTuples, which numba pickles into its cache index by name; after an upgrade
+    that renamed one, the old index (left next to the new source) must be recompiled over."""
+    import importlib
+    import pickle
+    import sys
+    import textwrap
+
+    import numba
+
+    src = textwrap.dedent('''
+        from typing import NamedTuple
+        import numpy as np
+        from connector.formats.core import njit
+
+        class {name}(NamedTuple):
+            a: np.ndarray
+
+        @njit(nogil=True)
+        def total(s):
+            return s.a.sum()
+    ''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "stale_kernel.py").write_text(src.format(name="Old"))
+    mod = importlib.import_module("stale_kernel")
+    assert mod.total(mod.Old(np.arange(4))) == 6  # writes the index, naming stale_kernel.Old
+    index = next((tmp_path / "cache").rglob("*.nbi"))
+    with open(index, "rb") as f:
+        pickle.load(f)  # numba's version
+        assert b"Old" in f.read()
+    del sys.modules["stale_kernel"]
+    (tmp_path / "stale_kernel.py").write_text(src.format(name="New") + "\n# changed\n")
+    mod = importlib.import_module("stale_kernel")
+    assert mod.total(mod.New(np.arange(5))) == 10
+
+
 def test_a_long_compile_says_it_is_still_going(monkeypatch):
     """Between a kernel's first and last line, a line every TICK_S seconds (a compile can take a
     minute on a busy machine: the user must not wonder whether anything happens)."""

@@ -95,6 +95,20 @@ def test_unusual_bytes_send_their_row_to_protobuf():
     assert list(status) == [REDO, REDO]
 
 
+def test_a_value_whose_struct_or_list_is_followed_by_another_kind_goes_to_protobuf():
+    """A Value whose struct_value or list_value is followed by more fields is read by protobuf as
+    the last kind set (or the two structs merged): the renderer once wrote the first one."""
+    number = struct_pb2.Value(number_value=1.0).SerializeToString()
+    rows = [struct_pb2.Value(struct_value=_struct({"a": 1})).SerializeToString() + number,
+            struct_pb2.Value(list_value=struct_pb2.ListValue()).SerializeToString() + b"\x20\x01",
+            struct_pb2.Value(struct_value=_struct({"a": 1})).SerializeToString() * 2,
+            struct_pb2.Value(struct_value=_struct({"a": 1})).SerializeToString()]
+    text, status = render(pa.array(rows, pa.binary()), WKT_KIND["google.protobuf.Value"])
+    assert list(status) == [REDO, REDO, REDO, OK]
+    assert [json_text(struct_pb2.Value.FromString(b)) for b in rows[:2]] == ["1.0", "true"]
+    assert text.to_pylist()[3] == '{"a":1.0}'
+
+
 def test_rows_the_renderer_refuses_decode_as_the_reference_decides():
     fast = build_decoder(Spec("protobuf", WKT, "w.Doc"), options=DecodeOptions(max_recursion_depth=2))
     ref = build_decoder(Spec("protobuf", WKT, "w.Doc"),

@@ -6,7 +6,6 @@ import datetime as dt
 import decimal
 import functools
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -270,10 +269,10 @@ def test_sliced_batches_and_framing_prefix(rows, start):
                                                                       for p in whole]
 
 
-def test_output_buffer_growth_redoes_the_row():
-    """Starting from a one-byte output buffer, the kernel grows it between rows (redoing the row
-    that did not fit) and writes the same bytes."""
-    from connector.formats.protobuf._encode_kernel import encode
+def test_output_buffer_growth_redoes_the_row(monkeypatch):
+    """Starting from a one-byte output buffer, the kernel stops at each row that does not fit,
+    the caller grows the buffer (keeping what is written) and the row is redone: the same bytes."""
+    from connector.formats.protobuf import _encode_program as E
 
     spec, fast, ref, cls = _setup(PROTO3, "t.All")
     base = {f.name: None for f in fast.arrow_type}
@@ -281,12 +280,35 @@ def test_output_buffer_growth_redoes_the_row():
             for k in range(0, 300, 7)]
     arr = pa.array(rows, fast.arrow_type)
     prog = fast._state().proto.program
-    D, _, _ = prog._bind(arr)
-    out, offs, code, _, _ = encode(prog.P, prog.KIDS, D, len(arr), np.zeros(0, np.uint8), prog.depth,
-                                   len(prog.oneofs), 1)
-    assert not code.any()
-    got = [bytes(out[offs[i]:offs[i + 1]]) for i in range(len(arr))]
-    assert got == ref.encode(arr).payloads.to_pylist()
+    grows = []
+    new, grown = E.Out.new, E._grown
+    monkeypatch.setattr(E.Out, "new", staticmethod(lambda n, nbytes, depth, n_oneof: new(n, 1, depth, n_oneof)))
+    monkeypatch.setattr(E, "_grown", lambda out, pos, need: grows.append(need) or grown(out, pos, need))
+    got, errors = prog.encode(arr)
+    assert errors is None and len(grows) > 3
+    assert got.to_pylist() == ref.encode(arr).payloads.to_pylist()
+
+
+def test_oneofs_stay_apart_across_buffer_growth(monkeypatch):
+    """A oneof remembers which message instance set it; the instance ids go on counting across
+    the kernel's calls (after each growth), so a redone row never looks like the one before it
+    (a reused id reads as a second member set: a false row error)."""
+    from connector.formats.protobuf import _encode_program as E
+
+    spec, fast, ref, cls = _setup(PROTO3, "t.All")
+    base = {f.name: None for f in fast.arrow_type}
+    rows = [dict(base, str="x" * (k % 5 * 40), sub={"s": "s"} if k % 3 else None, a="o",
+                 rsub=[{"s": "y"}] * (k % 4)) for k in range(120)]
+    arr = pa.array(rows, fast.arrow_type)
+    prog = fast._state().proto.program
+    grows = []
+    new, grown = E.Out.new, E._grown
+    monkeypatch.setattr(E.Out, "new", staticmethod(lambda n, nbytes, depth, n_oneof: new(n, 1, depth, n_oneof)))
+    monkeypatch.setattr(E, "_grown", lambda out, pos, need: grows.append(need) or grown(out, pos, need))
+    got, errors = prog.encode(arr)
+    assert len(grows) > 3
+    assert errors is None, [e for e in errors if e][:3]
+    assert got.to_pylist() == ref.encode(arr).payloads.to_pylist()
 
 
 def _corpus_protobuf():
