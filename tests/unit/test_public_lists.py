@@ -33,9 +33,6 @@ TOP_LEVEL_MODULES = ("pyspark_asyncapi_kafka.py",)
 
 # Packages other work in progress is rewriting (issue 36 item 1): their lists are computed and
 # reported, but a mismatch does not fail. The lead removes this once the kernels branch is merged.
-KERNELS_BRANCH_IN_FLIGHT = frozenset({"connector.formats.avro", "connector.formats.protobuf",
-                                      "connector.formats.core"})
-
 # User-facing names the API pages document in prose rather than with a ``:::`` line.
 ENTRY_POINTS: dict[str, frozenset[str]] = {
     # docs/api/read.md: "connector.peek is the same function as connector.read.peek"; the version.
@@ -225,21 +222,13 @@ def _report(package: str) -> list[str]:
                      _documented().get(package, set()), _reexported(package))
 
 
-def _params() -> list:
-    return [pytest.param(package, id=package,
-                         marks=[pytest.mark.xfail(reason="kernels branch in flight", strict=False)]
-                         if package in KERNELS_BRANCH_IN_FLIGHT else [])
-            for package in _packages()]
-
-
-@pytest.mark.parametrize("package", _params())
+@pytest.mark.parametrize("package", _packages())
 def test_all_is_what_other_packages_import(package):
     problems = _report(package)
     assert not problems, f"{package}:\n  " + "\n  ".join(problems)
 
 
-def test_the_in_flight_list_names_real_packages():
-    assert KERNELS_BRANCH_IN_FLIGHT <= set(_packages())
+def test_the_entry_points_name_real_packages():
     assert set(ENTRY_POINTS) <= set(_packages())
 
 

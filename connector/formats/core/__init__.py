@@ -14,14 +14,13 @@ from connector.formats.core._arrow import payload_view, to_arrow_checked
 from connector.formats.core._colbuf import (
     ColumnBuffers,
     ColumnTree,
-    KernelBuffers,
     collection_array,
     collection_offsets,
     null_fills,
 )
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
-from connector.formats.core._encode_options import FALLBACKS, EncodeOptions, EncodeResult, note_fallback
+from connector.formats.core._encode_options import EncodeOptions, EncodeResult, note_fallback
 from connector.formats.core._enum import OptionEnum
 from connector.formats.core._evolution import (
     RESCUED_COLUMN,
@@ -31,11 +30,9 @@ from connector.formats.core._evolution import (
 )
 from connector.formats.core._jit import load_cached, njit
 from connector.formats.core._format import (
-    DocumentPayload,
     EncoderModel,
     PayloadFormat,
     ReaderModel,
-    RecordForm,
     Samples,
     canonical_text,
     document_json,
@@ -59,36 +56,24 @@ from connector.formats.core._rows import (
 from connector.formats.core._vec import (
     RowErrors,
     binary_from_buffers,
-    byte_rows,
-    dense,
-    int_values,
-    join_rows,
     prepend,
     valid_mask,
-    varint_lengths,
-    varints,
     with_validity,
-    zigzag,
 )
 
 __all__ = [
     # options, results, errors
     "Mode", "EnumRepr", "EvolutionMode", "OptionEnum", "DecodeOptions", "DecodeResult", "EncodeOptions",
-    "EncodeResult", "EncodeError", "SchemaEvolutionError", "ValueFitError", "RESCUED_COLUMN", "FALLBACKS",
-    "note_fallback",
+    "EncodeResult", "EncodeError", "SchemaEvolutionError", "ValueFitError", "RESCUED_COLUMN", "note_fallback",
     # the format contract and the per-process cache
     "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
     # what documents, data-contract rules and the sandbox ask of a format
-    "DocumentPayload", "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "RecordForm",
-    "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
+    "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
-    "coerce", "RowErrors", "binary_from_buffers", "byte_rows", "dense",
-    "int_values", "join_rows", "prepend", "valid_mask", "varint_lengths",
-    "varints", "with_validity",
-    "zigzag",
+    "coerce", "RowErrors", "binary_from_buffers", "prepend", "valid_mask", "with_validity",
     # compiled kernels: numba's njit, cached on disk where it can be; loaded ahead for forks
     "njit", "load_cached",
 ]

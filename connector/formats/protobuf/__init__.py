@@ -10,23 +10,15 @@ Examples
 """
 from typing import TYPE_CHECKING
 
-from connector.formats.protobuf._format import PROTOBUF, ProtobufFormat
+from connector.formats.protobuf._format import PROTOBUF
 
 if TYPE_CHECKING:
-    from connector.formats.protobuf._schema import (
-        WKT_JSON,
-        WKT_SCALARS,
-        CompiledProto,
-        arrow_type_of_message,
-        compile_proto,
-        is_map,
-    )
+    from connector.formats.protobuf._schema import compile_proto
 from connector.formats.protobuf._source import top_level_messages
 
-__all__ = ["PROTOBUF", "ProtobufFormat", "CompiledProto", "compile_proto", "arrow_type_of_message", "is_map",
-           "WKT_JSON", "WKT_SCALARS", "top_level_messages"]
+__all__ = ["PROTOBUF", "compile_proto", "top_level_messages"]
 
-_SCHEMA_NAMES = frozenset(__all__) - {"PROTOBUF", "ProtobufFormat", "top_level_messages"}
+_SCHEMA_NAMES = frozenset({"compile_proto"})
 
 
 def __getattr__(name: str):

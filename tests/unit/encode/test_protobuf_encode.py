@@ -322,7 +322,7 @@ def test_corpus_bytes_equal_upb(case):
     may come in another order (upb's follows its hash table), nothing else differs. Struct,
     Value, ListValue and Any schemas have no program and are written per record."""
     from benchmarks.corpus._gen import generate
-    from connector.formats.core import FALLBACKS
+    from connector.formats.core._encode_options import FALLBACKS
 
     batch = generate(case, 120, seed=1)
     rows = build_decoder(case.spec, options=case.options).decode(
