@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from registry import SchemaType
 
-from connector.errors import SchemaMappingError
+from connector.errors import SchemaCompileError, SchemaMappingError
 from connector.formats.avro._decode import AvroCodec, MixedCodecs
 from connector.formats.avro._encode import encode_avro
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
@@ -21,6 +21,7 @@ from connector.formats.core import (
     EncodeOptions,
     canonical_text,
     document_json,
+    fault_text,
     refs_of,
     refs_texts,
 )
@@ -65,7 +66,15 @@ class AvroReader:
         w_refs = refs_texts(refs_of(writer)) if writer is not None else self.refs
         codec = self._codecs.get((text, w_refs))
         if codec is None:
-            codec = AvroCodec(text, self.node, self.text, self.options, writer_refs=w_refs, reader_refs=self.refs)
+            try:
+                codec = AvroCodec(text, self.node, self.text, self.options, writer_refs=w_refs, reader_refs=self.refs)
+            except Exception as e:
+                if writer is None or (text, w_refs) == (self.text, self.refs):
+                    # the reader's own schema as the writer's: it does not compile here, which is
+                    # the job's fault (a writer that cannot be resolved is its records' row error)
+                    raise SchemaCompileError(f"the avro reader schema {self.full_name!r} does not compile as "
+                                             f"the records' writer schema: {fault_text(e)}") from e
+                raise
             with self._lock:
                 self._codecs[(text, w_refs)] = codec
         return codec.decode(payloads, label)
