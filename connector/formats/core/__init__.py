@@ -29,6 +29,7 @@ from connector.formats.core._evolution import (
     rescue_json,
 )
 from connector.formats.core._jit import load_cached, njit
+from connector.formats.core._json_text import HEX_DIGITS, JSON_ESCAPES, JSON_UNESCAPES
 from connector.formats.core._format import (
     EncoderModel,
     PayloadFormat,
@@ -76,4 +77,6 @@ __all__ = [
     "coerce", "RowErrors", "binary_from_buffers", "prepend", "valid_mask", "with_validity",
     # compiled kernels: numba's njit, cached on disk where it can be; loaded ahead for forks
     "njit", "load_cached",
+    # JSON text in compiled kernels: one escape table each way
+    "HEX_DIGITS", "JSON_ESCAPES", "JSON_UNESCAPES",
 ]

@@ -5,14 +5,14 @@ reference counting, so LLVM inlines it into the kernel (see the kernel's docstri
 """
 import numpy as np
 
-from connector.formats.core import njit
+from connector.formats.core import HEX_DIGITS, JSON_ESCAPES, JSON_UNESCAPES, njit
 from connector.formats.json_schema._kstate import E_CTRL, E_ESCAPE, E_SURROGATE, E_SYNTAX, E_TRUNC
 
 _helper = njit(nogil=True, _nrt=False)
 
 _FNV = np.uint64(0xCBF29CE484222325)
 _FNVP = np.uint64(0x100000001B3)
-_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
+_HEX, _ESC, _UNESC = HEX_DIGITS, JSON_ESCAPES, JSON_UNESCAPES
 
 
 @_helper
@@ -91,24 +91,7 @@ def scan_string(buf, pos, end, dst, at, lim, escape, want_hash, copy):
             return pos, at, E_TRUNC, h
         e = buf[pos + 1]
         pos += 2
-        cp = -1
-        if e == 34:
-            cp = 34
-        elif e == 92:
-            cp = 92
-        elif e == 47:
-            cp = 47
-        elif e == 98:
-            cp = 8
-        elif e == 102:
-            cp = 12
-        elif e == 110:
-            cp = 10
-        elif e == 114:
-            cp = 13
-        elif e == 116:
-            cp = 9
-        elif e == 117:
+        if e == 117:
             v, ok = _hex4(buf, pos, end)
             if not ok:
                 return pos, at, E_ESCAPE, h
@@ -125,36 +108,24 @@ def scan_string(buf, pos, end, dst, at, lim, escape, want_hash, copy):
                 return pos, at, E_SURROGATE, h
             cp = v
         else:
-            return pos, at, E_ESCAPE, h
+            cp = _UNESC[e]
+            if cp < 0:
+                return pos, at, E_ESCAPE, h
         if at + 6 > lim:
             return pos, at, -1, h
         if escape and (cp < 32 or cp == 34 or cp == 92):
             dst[at] = 92
-            if cp == 34 or cp == 92:
-                dst[at + 1] = cp
-                at += 2
-            elif cp == 8:
-                dst[at + 1] = 98
-                at += 2
-            elif cp == 9:
-                dst[at + 1] = 116
-                at += 2
-            elif cp == 10:
-                dst[at + 1] = 110
-                at += 2
-            elif cp == 12:
-                dst[at + 1] = 102
-                at += 2
-            elif cp == 13:
-                dst[at + 1] = 114
-                at += 2
-            else:
+            x = _ESC[cp]
+            if x == 117:  # \u00XX
                 dst[at + 1] = 117
                 dst[at + 2] = 48
                 dst[at + 3] = 48
                 dst[at + 4] = _HEX[cp >> 4]
                 dst[at + 5] = _HEX[cp & 15]
                 at += 6
+            else:
+                dst[at + 1] = x
+                at += 2
             h = (h ^ np.uint64(cp)) * _FNVP
             continue
         if cp < 0x80:

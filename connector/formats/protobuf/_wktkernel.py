@@ -14,7 +14,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from connector.formats.core import njit
+from connector.formats.core import HEX_DIGITS, JSON_ESCAPES, njit
 from connector.formats.core.kernels import helper, inline, kernel, varint
 from connector.formats.protobuf._layout import Status, Wkt
 from connector.formats.protobuf._limits import MAX_DEPTH
@@ -49,13 +49,7 @@ _ANY_NAMES = np.frombuffer(b"".join(n.encode() for n, _ in _ANY_TYPES), np.uint8
 _ANY_ENDS = np.cumsum([len(n) for n, _ in _ANY_TYPES]).astype(np.int64)
 _ANY_CODES = np.array([int(c) for _, c in _ANY_TYPES], np.int64)
 
-_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-# per byte of a string: 0 written as is, else the letter after its backslash (``u``: \u00XX),
-# as json.dumps escapes
-_ESC = np.zeros(256, np.uint8)
-_ESC[:32] = ord("u")
-for _c, _x in {8: "b", 9: "t", 10: "n", 12: "f", 13: "r", 34: '"', 92: "\\"}.items():
-    _ESC[_c] = ord(_x)
+_HEX, _ESC = HEX_DIGITS, JSON_ESCAPES  # as json.dumps escapes
 _NULL = np.frombuffer(b"null", np.uint8)
 _TRUE = np.frombuffer(b"true", np.uint8)
 _FALSE = np.frombuffer(b"false", np.uint8)
