@@ -29,7 +29,7 @@ from connector.formats.core._evolution import (
     rescue_json,
 )
 from connector.formats.core._jit import load_cached, njit
-from connector.formats.core._json_text import HEX_DIGITS, JSON_ESCAPES, JSON_UNESCAPES
+from connector.formats.core._json_text import JSON_ESCAPES, JSON_UNESCAPES
 from connector.formats.core._format import (
     EncoderModel,
     PayloadFormat,
@@ -78,5 +78,5 @@ __all__ = [
     # compiled kernels: numba's njit, cached on disk where it can be; loaded ahead for forks
     "njit", "load_cached",
     # JSON text in compiled kernels: one escape table each way
-    "HEX_DIGITS", "JSON_ESCAPES", "JSON_UNESCAPES",
+    "JSON_ESCAPES", "JSON_UNESCAPES",
 ]

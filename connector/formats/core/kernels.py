@@ -9,6 +9,7 @@ import numpy as np
 
 from connector.formats.core._inline import dispatch, expand, inline  # noqa: F401 - the kernels' API
 from connector.formats.core._jit import njit
+from connector.formats.core._json_text import HEX_DIGITS as _HEX
 
 # A kernel's small helper (called with a few arrays and numbers, in expressions): it allocates
 # nothing, so it is compiled without reference counting, and LLVM inlines it. Either reference
@@ -157,3 +158,20 @@ def _make_intrinsics():
 
 
 voidptr, memcpy, load_u8, load_i32, load_u32, load_i64, store_u8 = _make_intrinsics()
+
+
+@helper
+def put_escaped(dst, at, c, x):
+    """The JSON escape of byte ``c`` at ``dst[at]`` — ``x`` is its letter in
+    :data:`~connector.formats.core.JSON_ESCAPES` (``u``: ``\\u00XX``); the position after it.
+    The one writer of escapes for the kernels that write JSON text."""
+    dst[at] = 92
+    if x == 117:
+        dst[at + 1] = 117
+        dst[at + 2] = 48
+        dst[at + 3] = 48
+        dst[at + 4] = _HEX[c >> 4]
+        dst[at + 5] = _HEX[c & 15]
+        return at + 6
+    dst[at + 1] = x
+    return at + 2

@@ -5,14 +5,15 @@ reference counting, so LLVM inlines it into the kernel (see the kernel's docstri
 """
 import numpy as np
 
-from connector.formats.core import HEX_DIGITS, JSON_ESCAPES, JSON_UNESCAPES, njit
+from connector.formats.core import JSON_ESCAPES, JSON_UNESCAPES, njit
+from connector.formats.core.kernels import put_escaped
 from connector.formats.json_schema._kstate import E_CTRL, E_ESCAPE, E_SURROGATE, E_SYNTAX, E_TRUNC
 
 _helper = njit(nogil=True, _nrt=False)
 
 _FNV = np.uint64(0xCBF29CE484222325)
 _FNVP = np.uint64(0x100000001B3)
-_HEX, _ESC, _UNESC = HEX_DIGITS, JSON_ESCAPES, JSON_UNESCAPES
+_ESC, _UNESC = JSON_ESCAPES, JSON_UNESCAPES
 
 
 @_helper
@@ -114,18 +115,7 @@ def scan_string(buf, pos, end, dst, at, lim, escape, want_hash, copy):
         if at + 6 > lim:
             return pos, at, -1, h
         if escape and (cp < 32 or cp == 34 or cp == 92):
-            dst[at] = 92
-            x = _ESC[cp]
-            if x == 117:  # \u00XX
-                dst[at + 1] = 117
-                dst[at + 2] = 48
-                dst[at + 3] = 48
-                dst[at + 4] = _HEX[cp >> 4]
-                dst[at + 5] = _HEX[cp & 15]
-                at += 6
-            else:
-                dst[at + 1] = x
-                at += 2
+            at = put_escaped(dst, at, cp, _ESC[cp])
             h = (h ^ np.uint64(cp)) * _FNVP
             continue
         if cp < 0x80:

@@ -14,8 +14,8 @@ from enum import IntEnum
 
 import numpy as np
 
-from connector.formats.core import HEX_DIGITS, JSON_ESCAPES, njit
-from connector.formats.core.kernels import helper, inline, kernel, varint
+from connector.formats.core import JSON_ESCAPES, njit
+from connector.formats.core.kernels import helper, inline, kernel, put_escaped, varint
 from connector.formats.protobuf._layout import Status, Wkt
 from connector.formats.protobuf._limits import MAX_DEPTH
 
@@ -49,7 +49,7 @@ _ANY_NAMES = np.frombuffer(b"".join(n.encode() for n, _ in _ANY_TYPES), np.uint8
 _ANY_ENDS = np.cumsum([len(n) for n, _ in _ANY_TYPES]).astype(np.int64)
 _ANY_CODES = np.array([int(c) for _, c in _ANY_TYPES], np.int64)
 
-_HEX, _ESC = HEX_DIGITS, JSON_ESCAPES  # as json.dumps escapes
+_ESC = JSON_ESCAPES  # as json.dumps escapes
 _NULL = np.frombuffer(b"null", np.uint8)
 _TRUE = np.frombuffer(b"true", np.uint8)
 _FALSE = np.frombuffer(b"false", np.uint8)
@@ -79,18 +79,8 @@ def _put_string(buf, s, e, out, at):
         if x == 0:
             out[at] = c
             at += 1
-        elif x == 117:  # \u00XX
-            out[at] = 92
-            out[at + 1] = 117
-            out[at + 2] = 48
-            out[at + 3] = 48
-            out[at + 4] = _HEX[c >> 4]
-            out[at + 5] = _HEX[c & 15]
-            at += 6
         else:
-            out[at] = 92
-            out[at + 1] = x
-            at += 2
+            at = put_escaped(out, at, c, x)
     out[at] = 34
     return at + 1
 
