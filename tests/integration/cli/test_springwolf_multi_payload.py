@@ -14,6 +14,7 @@ import pytest
 
 from connector.cli import main
 from tests.integration.cli.test_sandbox import _start, _stop
+from tests.integration.raw_records import raw_records
 
 DOC = Path("/work/shared/asyncapi-examples/springwolf-kafka-example-3.1.yaml")
 CHANNEL = "multi-payload-topic"
@@ -35,24 +36,11 @@ def sandbox():
 
 def _raw(bootstrap: str, topic: str) -> dict:
     """(partition, offset) -> (__TypeId__ value, payload as JSON) of every record, by confluent-kafka."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "springwolf-raw", "enable.auto.commit": False})
-    try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        tps = [TopicPartition(topic, p, 0) for p in parts]
-        want = sum(c.get_watermark_offsets(tp, timeout=10)[1] for tp in tps)
-        c.assign(tps)
-        out: dict = {}
-        while len(out) < want:
-            m = c.poll(10)
-            assert m is not None, f"read {len(out)} of {want}"
-            if not m.error():
-                type_id = [v.decode() for k, v in (m.headers() or []) if k == "__TypeId__"]
-                out[(m.partition(), m.offset())] = (type_id[-1] if type_id else None, json.loads(m.value()))
-        return out
-    finally:
-        c.close()
+    out: dict = {}
+    for m in raw_records(bootstrap, topic):
+        type_id = [v.decode() for k, v in (m.headers() or []) if k == "__TypeId__"]
+        out[(m.partition(), m.offset())] = (type_id[-1] if type_id else None, json.loads(m.value()))
+    return out
 
 
 def _same(decoded: dict, raw: dict) -> bool:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from tests.integration.raw_records import raw_records
 from tests.integration.spark.helpers import unique_topic
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
@@ -41,25 +42,7 @@ def _source(spark):
 
 def _raw(kafka, topic: str) -> dict:
     """(key) -> (value bytes, headers) of every record, read by confluent-kafka itself."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": unique_topic("raw"),
-                  "enable.auto.commit": False})
-    try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        tps = [TopicPartition(topic, p, 0) for p in parts]
-        want = sum(c.get_watermark_offsets(tp, timeout=10)[1] for tp in tps)
-        c.assign(tps)
-        out: dict = {}
-        while len(out) < want:
-            m = c.poll(10)
-            assert m is not None, f"read {len(out)} of {want}"
-            if m.error():
-                continue
-            out[m.key().decode()] = (m.value(), m.headers() or [])
-        return out
-    finally:
-        c.close()
+    return {m.key().decode(): (m.value(), m.headers() or []) for m in raw_records(kafka.bootstrap_servers, topic)}
 
 
 ROWS = [("k0", {"A": {"foo": "x"}, "B": None}), ("k1", {"A": None, "B": {"foo": 7, "bar": True}}),
