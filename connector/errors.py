@@ -6,34 +6,14 @@ registry's and the wire format's own errors are defined in those packages and re
 """
 from __future__ import annotations
 
-from registry import (
-    IncompatibleSchemaError,
-    InvalidSchemaError,
-    RegistryAuthError,
-    RegistryConfigError,
-    RegistryError,
-    RegistryProtocolError,
-    RegistryTLSError,
-    RegistryUnavailable,
-    SchemaNotFound,
-    SchemaParseError,
-)
+from registry import errors as _registry_errors
+from registry.errors import *  # noqa: F403 - the registry's errors, as registry.errors lists them
 from wireformat import AsyncApiKafkaError, LimitExceededError, WireFormatError
 
 __all__ = [
     "AsyncApiKafkaError",
     "WireFormatError",
     "LimitExceededError",
-    "RegistryError",
-    "SchemaNotFound",
-    "RegistryAuthError",
-    "RegistryUnavailable",
-    "SchemaParseError",
-    "RegistryConfigError",
-    "RegistryProtocolError",
-    "RegistryTLSError",
-    "IncompatibleSchemaError",
-    "InvalidSchemaError",
     "ConfigError",
     "AsyncApiDocumentError",
     "DecodeError",
@@ -51,6 +31,7 @@ __all__ = [
     "HeaderNameError",
     "TopicCreationError",
 ]
+__all__ += _registry_errors.__all__
 
 
 class ConfigError(AsyncApiKafkaError, ValueError):

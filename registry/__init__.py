@@ -12,19 +12,10 @@ Examples
 """
 from registry._cache import client_for, make_backend
 from registry._config import REGISTRY_OPTIONS, RegistryConfig, RegistryOption
-from registry._confluent import IncompatibleSchemaError, InvalidSchemaError
 from registry._dek import LATEST_DEK, Kek, dek_registry_for
-from registry._errors import (
-    RegistryAuthError,
-    RegistryConfigError,
-    RegistryError,
-    RegistryProtocolError,
-    RegistryTLSError,
-    RegistryUnavailable,
-    SchemaNotFound,
-    SchemaParseError,
-    is_records_fault,
-)
+from registry import errors
+from registry.errors import *  # noqa: F403 - every registry error, as registry.errors lists them
+from registry.errors import is_records_fault
 from registry._rules import Rule
 from registry._redact import redact_servers, redact_text, redact_url, split_userinfo, strip_userinfo
 from registry._strategy import subject_name
@@ -35,10 +26,8 @@ __all__ = [
     "SchemaType", "schema_type_of", "Schema", "Secret",
     "RegistryConfig", "RegistryOption", "REGISTRY_OPTIONS", "Vendor",
     "redact_url", "redact_servers", "redact_text", "split_userinfo", "strip_userinfo",
-    "client_for", "make_backend", "subject_name",
-    "RegistryError", "SchemaNotFound", "RegistryAuthError", "RegistryUnavailable",
-    "SchemaParseError", "RegistryConfigError", "RegistryTLSError", "RegistryProtocolError",
-    "is_records_fault", "IncompatibleSchemaError", "InvalidSchemaError",
+    "client_for", "make_backend", "subject_name", "is_records_fault",
     # data contracts: rules, the DEK registry
     "Rule", "Kek", "dek_registry_for", "LATEST_DEK",
 ]
+__all__ += errors.__all__

@@ -10,7 +10,7 @@ import re
 
 from registry._config import RegistryConfig
 from registry._confluent import ConfluentRegistry
-from registry._errors import RegistryProtocolError, SchemaNotFound, SchemaParseError
+from registry.errors import RegistryProtocolError, SchemaNotFound, SchemaParseError
 from registry._types import Schema, SchemaReference, SchemaType, schema_type_of
 
 __all__ = ["ApicurioRegistry", "sniff_schema_type"]

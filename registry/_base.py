@@ -7,7 +7,7 @@ import enum
 import uuid
 from collections.abc import Callable
 
-from registry._errors import RegistryConfigError, RegistryProtocolError, SchemaNotFound, SchemaParseError
+from registry.errors import RegistryConfigError, RegistryProtocolError, SchemaNotFound, SchemaParseError
 from registry._types import CacheStats, Schema, SchemaReference
 
 __all__ = ["SchemaRegistry", "guid_text", "framing_name", "registration_of", "MAX_REFERENCES",

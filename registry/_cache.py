@@ -27,7 +27,7 @@ from registry._base import SchemaRegistry, guid_text, registration_of
 from registry._vendor import Vendor
 from registry._config import RegistryConfig
 from registry._process import PerProcess
-from registry._errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
+from registry.errors import (RECORD_FAULT, RegistryConfigError, RegistryError, RegistryProtocolError,
                               SchemaNotFound)
 from registry._types import CacheStats, Schema
 

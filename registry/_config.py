@@ -9,7 +9,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from registry._errors import RegistryConfigError
+from registry.errors import RegistryConfigError
 from registry._redact import redact_url
 from registry._types import Secret
 from registry._vendor import Vendor

@@ -6,23 +6,12 @@ from typing import Any
 
 from registry._base import SchemaRegistry, registration_of
 from registry._config import RegistryConfig
-from registry._errors import RegistryError, RegistryProtocolError
+from registry.errors import IncompatibleSchemaError, InvalidSchemaError, RegistryError, RegistryProtocolError
 from registry._http import HttpTransport
 from registry._rules import metadata_of, rule_set_of
 from registry._types import Schema, SchemaReference, schema_type_of
 
-__all__ = ["ConfluentRegistry", "schema_from_document", "IncompatibleSchemaError",
-           "InvalidSchemaError"]
-
-
-class IncompatibleSchemaError(RegistryError):
-    """409: the registry refused the schema as incompatible with the subject's earlier
-    versions under its compatibility level (Confluent error code 409)."""
-
-
-class InvalidSchemaError(RegistryError, ValueError):
-    """422: the registry refused the schema or the request as invalid (42201 invalid
-    schema, 42202 invalid version, ...)."""
+__all__ = ["ConfluentRegistry", "schema_from_document"]
 
 
 def _q(segment: str) -> str:
@@ -74,9 +63,11 @@ class ConfluentRegistry(SchemaRegistry):
     >>> from registry import RegistryConfig
     >>> from connector.testing import RegistryServer
     >>> with RegistryServer() as srv:
-    ...     sid = srv.register("t-value", '"string"')
-    ...     ConfluentRegistry(RegistryConfig(urls=(srv.url,))).get_schema_by_id(sid).text
-    '"string"'
+    ...     client = ConfluentRegistry(RegistryConfig(urls=(srv.url,)))
+    ...     sid = client.register("t-value", '"string"')
+    ...     latest = client.get_latest("t-value")
+    ...     client.list_versions("t-value"), (latest.id, latest.version) == (sid, 1)
+    ([1], True)
     """
 
     _prefix = ""  # path prefix of the Confluent API under the base URL

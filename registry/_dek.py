@@ -25,7 +25,7 @@ import urllib.parse
 from typing import Any
 
 from registry._config import RegistryConfig
-from registry._errors import RegistryError, RegistryProtocolError
+from registry.errors import RegistryError, RegistryProtocolError
 from registry._http import HttpTransport
 from registry._process import PerProcess
 

@@ -28,7 +28,7 @@ import urllib.parse
 
 from registry._base import SchemaRegistry, guid_text
 from registry._confluent import schema_from_document
-from registry._errors import RegistryConfigError, SchemaNotFound, SchemaParseError
+from registry.errors import RegistryConfigError, SchemaNotFound, SchemaParseError
 from registry._types import Schema
 
 __all__ = ["FileRegistry", "export_snapshot", "schema_document"]

@@ -9,7 +9,7 @@ import threading
 
 from registry._base import SchemaRegistry
 from registry._config import RegistryConfig, check_address
-from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
+from registry.errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
                               RegistryUnavailable, SchemaNotFound)
 from registry._types import Schema, schema_type_of
 
@@ -173,7 +173,7 @@ class GlueRegistry(SchemaRegistry):
             Glue refused the version under the schema's compatibility mode (status FAILURE).
         """
         from registry._base import registration_of
-        from registry._confluent import IncompatibleSchemaError
+        from registry.errors import IncompatibleSchemaError
 
         text, stype, _ = registration_of(schema)
         data_format = {"JSON": "JSON", "PROTOBUF": "PROTOBUF"}.get(stype, "AVRO")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from registry._config import RegistryConfig, check_address, redact_url
 from registry._oauth import BearerAuth
-from registry._errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
+from registry.errors import (RegistryAuthError, RegistryConfigError, RegistryError, RegistryProtocolError,
                               RegistryTLSError, RegistryUnavailable, SchemaNotFound)
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from typing import Any
 
 
 from registry._config import RegistryConfig, check_address
-from registry._errors import RegistryAuthError, RegistryProtocolError, RegistryTLSError, RegistryUnavailable
+from registry.errors import RegistryAuthError, RegistryProtocolError, RegistryTLSError, RegistryUnavailable
 from registry._redact import redact_url
 
 __all__ = ["BearerAuth", "clear_tokens", "REFRESH_AT"]

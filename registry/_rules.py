@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from registry._errors import RegistryProtocolError
+from registry.errors import RegistryProtocolError
 
 __all__ = ["Rule", "RuleSet", "Metadata", "rule_set_of", "metadata_of", "KINDS", "MODES", "PHASES"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 
-from registry._errors import RegistryConfigError
+from registry.errors import RegistryConfigError
 
 __all__ = ["SubjectNameStrategy", "subject_name"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import logging
 
-from registry._errors import RegistryConfigError
+from registry.errors import RegistryConfigError
 
 __all__ = ["Vendor"]
 

@@ -16,7 +16,7 @@ import sys
 
 from registry._cache import make_backend
 from registry._config import RegistryConfig
-from registry._errors import RegistryError
+from registry.errors import RegistryError
 from registry._file import export_snapshot
 
 __all__ = ["main"]

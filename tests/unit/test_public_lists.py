@@ -65,13 +65,31 @@ def _packages() -> list[str]:
 
 
 def _declared_all(package: str) -> list[str]:
-    """The literal ``__all__`` of ``package``'s ``__init__`` ([] when it has none)."""
-    for node in _tree(_modules()[package][0]).body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+    """The ``__all__`` of ``package``'s ``__init__`` ([] when it has none): a literal list, and
+    ``__all__ += m.__all__`` of a module ``m`` it imported (``from P import m [as x]``), which
+    re-exports that module's own literal list (``registry.errors``)."""
+    return _all_of(package)
+
+
+def _all_of(module: str) -> list[str]:
+    """The ``__all__`` a module declares (see :func:`_declared_all`)."""
+    names: list[str] = []
+    aliases: dict[str, str] = {}  # local name -> the project module it stands for
+    for node in _tree(_modules()[module][0]).body:
+        if isinstance(node, ast.ImportFrom):
+            source = _source_of(node, module)
+            for alias in node.names:
+                if f"{source}.{alias.name}" in _modules():
+                    aliases[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                return list(ast.literal_eval(node.value))
-    return []
+                names = list(ast.literal_eval(node.value))
+        elif (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__"
+              and isinstance(node.value, ast.Attribute) and node.value.attr == "__all__"
+              and isinstance(node.value.value, ast.Name) and node.value.value.id in aliases):
+            names += _all_of(aliases[node.value.value.id])
+    return names
 
 
 def _source_of(node: ast.ImportFrom, module: str) -> str:
@@ -186,8 +204,11 @@ def _reexported(package: str) -> set[str]:
             if isinstance(node, ast.ImportFrom):
                 source = _source_of(node, package)
                 if source.split(".")[0] in PACKAGES:
-                    names.update(a.asname or a.name for a in node.names
-                                 if f"{source}.{a.name}" not in mods)
+                    for a in node.names:
+                        if a.name == "*":  # binds what the module lists
+                            names.update(_all_of(source))
+                        elif f"{source}.{a.name}" not in mods:
+                            names.add(a.asname or a.name)
             elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 names.add(node.name)
             elif isinstance(node, ast.If):

@@ -152,7 +152,7 @@ def test_username_password_spelling_is_one_parser_for_every_caller():
     ``from_registry(options=...)``, the CLI), not only in the source's option parser."""
     from registry import RegistryConfig
     from registry._config import SECRET_OPTION_NAMES
-    from registry._errors import RegistryConfigError
+    from registry.errors import RegistryConfigError
 
     cfg = RegistryConfig.from_options({"schema.registry.url": "http://127.0.0.1:8081",
                                        "schema.registry.basic.auth.username": "svc",

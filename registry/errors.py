@@ -1,5 +1,8 @@
 """Typed registry errors. Messages never carry credentials (URLs are redacted).
 
+This module's ``__all__`` is the one list of the error types: ``registry`` and
+``connector.errors`` re-export it as it is.
+
 Each error says whose fault it is (as h11 splits its errors), so callers never have to guess:
 
 ==================  ======================================================  ===============
@@ -29,9 +32,8 @@ __all__ = [
     "RegistryConfigError",
     "RegistryTLSError",
     "RegistryProtocolError",
-    "RECORD_FAULT",
-    "ENVIRONMENT_FAULT",
-    "is_records_fault",
+    "IncompatibleSchemaError",
+    "InvalidSchemaError",
 ]
 
 #: ``RegistryError.fault`` values.
@@ -107,6 +109,16 @@ class RegistryConfigError(RegistryError, ValueError):
 
 class RegistryTLSError(RegistryError):
     """TLS handshake or certificate verification failed. Never retried (it is not transient)."""
+
+
+class IncompatibleSchemaError(RegistryError):
+    """409: the registry refused the schema as incompatible with the subject's earlier
+    versions under its compatibility level (Confluent error code 409)."""
+
+
+class InvalidSchemaError(RegistryError, ValueError):
+    """422: the registry refused the schema or the request as invalid (42201 invalid
+    schema, 42202 invalid version, ...)."""
 
 
 def is_records_fault(exc: BaseException) -> bool:
