@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from connector.formats.avro._decimal import decimal_array
 from connector.formats.avro._program import Column, Program
-from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
+from connector.formats.core import ColumnBuffers, ColumnTree, struct_array, validity_bitmap
 
 __all__ = ["Assembly"]
 
@@ -39,8 +39,8 @@ class Assembly(ColumnTree):
     """Builds the arrays of one decode call; rows failing here get ``why`` (first reason)."""
 
     def __init__(self, prog: Program, bufs: ColumnBuffers, dead: np.ndarray, why: np.ndarray):
-        super().__init__(prog.cols, prog.root_col)
-        self.prog, self.bufs = prog, bufs
+        super().__init__(prog.cols, prog.root_col, bufs)
+        self.prog = prog
         self.dead, self.why = dead, why
         self._sparse: dict[int, np.ndarray] = {}  # column -> the struct rows its values are of
 
@@ -65,20 +65,12 @@ class Assembly(ColumnTree):
             self.dead[rows] = True
             self.why[rows] = why
 
-    def build(self, c: int) -> pa.Array:
-        col = self.prog.cols[c]
-        valid, val, lens = self.bufs.column(c)
+    def _column(self, c: int, col: Column, valid, val, lens, nulls: int) -> pa.Array:
         m = len(val)
-        nulls = m - int(np.count_nonzero(valid))
         k = col.kind
         if k == "struct":
             return self._struct(col, valid, val, nulls)
-        if k in ("list", "map"):
-            self._offsets[c] = offs = collection_offsets(val[:m])  # the children read the offsets
-            return collection_array(k, offs, [self.build(x) for x in col.children], col.typ, valid, nulls)
-        if k == "null":
-            return pa.nulls(m, col.typ)
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        bitmap = validity_bitmap(valid, nulls)
         if k == "dec":  # the kernel wrote each value's low word in val, its high word in len
             return decimal_array(col.typ, val, lens, bitmap, nulls)
         if k == "bin":
@@ -129,7 +121,6 @@ class Assembly(ColumnTree):
                                             pa.py_buffer(data[keep])], null_count=nulls)
 
     def _struct(self, col: Column, valid, val, nulls: int) -> pa.Array:
-        m = len(valid)
         if any(len(d) for _, d in col.variants):  # reader fields some writers lack: defaults
             froms = [self._from_column(col, i, valid, val) for i in range(len(col.children))]
             for x, from_col in zip(col.children, froms):
@@ -139,11 +130,7 @@ class Assembly(ColumnTree):
                     for i, (x, from_col) in enumerate(zip(col.children, froms))]
         else:
             kids = [self.build(x) for x in col.children]
-        mask = pa.array(~valid) if nulls else None
-        if not kids:
-            bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-            return pa.Array.from_buffers(col.typ, m, [bits], null_count=nulls, children=[])
-        return pa.StructArray.from_arrays(kids, fields=list(col.typ), mask=mask)
+        return struct_array(col.typ, kids, valid, nulls)
 
     @staticmethod
     def _from_column(col: Column, i: int, valid, variant) -> np.ndarray | None:

@@ -35,7 +35,7 @@ from connector.formats.avro._plan import resolve
 from connector.formats.avro._program import Program, Rows, Work
 from connector.formats.avro._walk import MAX_NESTING
 from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
-from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view, refs_of, refs_texts
+from connector.formats.core import ColumnBuffers, DecodeOptions, payload_view, refs_of, refs_texts, struct_array
 
 __all__ = ["AvroCodec", "MixedCodecs"]
 
@@ -183,10 +183,6 @@ def _null_rows(vals: pa.Array, dead: np.ndarray) -> pa.Array:
         if vals.null_count:
             valid &= vals.is_valid().to_numpy(zero_copy_only=False)
         kids = [vals.field(i) for i in range(vals.type.num_fields)]
-        if kids:
-            return pa.StructArray.from_arrays(kids, fields=list(vals.type), mask=pa.array(~valid))
-        return pa.Array.from_buffers(vals.type, len(vals),
-                                     [pa.py_buffer(np.packbits(valid, bitorder="little"))],
-                                     children=[])
+        return struct_array(vals.type, kids, valid, len(valid) - int(np.count_nonzero(valid)))
     ix = np.arange(len(vals), dtype=np.int64)
     return vals.take(pa.array(ix, mask=dead))

@@ -14,9 +14,9 @@ from connector.formats.core._arrow import payload_view, to_arrow_checked
 from connector.formats.core._colbuf import (
     ColumnBuffers,
     ColumnTree,
-    collection_array,
-    collection_offsets,
     null_fills,
+    struct_array,
+    validity_bitmap,
 )
 from connector.formats.core._coerce import ValueFitError, coerce
 from connector.errors import EncodeError, SchemaEvolutionError
@@ -71,7 +71,7 @@ __all__ = [
     # what documents, data-contract rules and the sandbox ask of a format
     "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution
-    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "collection_array", "collection_offsets", "null_fills", "RowBook", "fault_text", "label_of", "payloads_of",
+    "payload_view", "to_arrow_checked", "ColumnBuffers", "ColumnTree", "null_fills", "struct_array", "validity_bitmap", "RowBook", "fault_text", "label_of", "payloads_of",
     "raise_unless_records_fault", "row_groups", "scatter", "new_fields", "rescue_json",
     # encoding: Arrow casting and vectorized byte building
     "coerce", "RowErrors", "binary_from_buffers", "prepend", "valid_mask", "with_validity",

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_offsets", "collection_array", "null_fills"]
+__all__ = ["ColumnBuffers", "ColumnTree", "KernelBuffers", "collection_offsets", "collection_array", "null_fills",
+           "struct_array", "validity_bitmap"]
 
 
 class KernelBuffers(NamedTuple):
@@ -142,19 +143,56 @@ def collection_array(kind: str, offs: np.ndarray, children: list[pa.Array], typ:
     return pa.MapArray.from_arrays(offsets, keys, items, type=typ, mask=mask)
 
 
+def validity_bitmap(valid: np.ndarray, nulls: int) -> pa.Buffer | None:
+    """The Arrow validity bitmap of ``valid`` (bool per value); None when no value is null."""
+    return pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+
+
+def struct_array(typ: pa.DataType, kids: list[pa.Array], valid: np.ndarray, nulls: int) -> pa.Array:
+    """A struct array of ``typ`` from its built fields, null where ``valid`` is False (a struct
+    without fields has no child to take its length from: it is built from its bitmap)."""
+    if not kids:
+        return pa.Array.from_buffers(typ, len(valid), [validity_bitmap(valid, nulls)], null_count=nulls,
+                                     children=[])
+    return pa.StructArray.from_arrays(kids, fields=list(typ), mask=pa.array(~valid) if nulls else None)
+
+
 class ColumnTree:
     """What a kernel's assembly knows of its columns: each column's parent, and the offsets of
-    the list/map columns built so far, to find the row a value of any column belongs to.
+    the list/map columns built so far, to find the row a value of any column belongs to; and
+    the building of the columns every format builds alike (lists, maps, nulls), bottom-up.
 
-    ``cols`` are the program's columns (each with ``children``); ``root`` the root column."""
+    ``cols`` are the program's columns (each with ``kind``, ``typ`` and ``children``); ``root``
+    the root column; ``bufs`` the call's :class:`ColumnBuffers`. A format's assembly builds the
+    other kinds in :meth:`_column`."""
 
-    def __init__(self, cols, root: int):
+    def __init__(self, cols, root: int, bufs: ColumnBuffers):
+        self._cols = cols
+        self.bufs = bufs
         self._root = root
         self._parent: dict[int, int] = {}
         self._offsets: dict[int, np.ndarray] = {}
         for c, col in enumerate(cols):
             for k in col.children:
                 self._parent[k] = c
+
+    def build(self, c: int) -> pa.Array:
+        """Column ``c`` (and the columns below it) as one Arrow array of its type."""
+        col = self._cols[c]
+        valid, val, lens = self.bufs.column(c)
+        nulls = len(val) - int(np.count_nonzero(valid))
+        if col.kind in ("list", "map"):  # val holds each row's item count
+            self._offsets[c] = offs = collection_offsets(val)  # the children's rows are found through them
+            return collection_array(col.kind, offs, [self.build(x) for x in col.children], col.typ, valid, nulls)
+        if col.kind == "null":
+            return pa.nulls(len(val), col.typ)
+        return self._column(c, col, valid, val, lens, nulls)
+
+    def _column(self, c: int, col: Any, valid: np.ndarray, val: np.ndarray, lens: np.ndarray,
+                nulls: int) -> pa.Array:
+        """A column of a kind the format builds itself (structs, scalars...): its values ``val``
+        and lengths ``lens``, ``nulls`` of them null (``valid``)."""
+        raise NotImplementedError
 
     def _rows_of(self, c: int, idx: np.ndarray) -> np.ndarray:
         """Rows of values ``idx`` of column ``c`` (the root has one value per row)."""

@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from connector.formats.core import ColumnBuffers, ColumnTree, collection_array, collection_offsets
+from connector.formats.core import ColumnBuffers, ColumnTree, struct_array, validity_bitmap
 from connector.formats.json_schema._program import JColumn, JsonProgram
 from connector.formats.json_schema._schema import JNode
 from connector.formats.json_schema._types import finish, json_type, read_type
@@ -34,13 +34,13 @@ class JAssembly(ColumnTree):
     reference validator."""
 
     def __init__(self, prog: JsonProgram, bufs: ColumnBuffers, n: int):
-        super().__init__(prog.cols, prog.root_col)
-        self.prog, self.bufs, self.n = prog, bufs, n
+        super().__init__(prog.cols, prog.root_col, bufs)
+        self.prog, self.n = prog, n
         self.failed: dict[int, str] = {}
         self.flagged = np.zeros(n, bool)
 
     def build(self, c: int) -> pa.Array:
-        arr = self._build(c)
+        arr = super().build(c)
         check = self.prog.cols[c].check
         if check is not None:
             bad = check.failing(arr, arr.values if check.kind == "list" else None)
@@ -48,27 +48,14 @@ class JAssembly(ColumnTree):
                 self.flagged[self._rows_of(c, np.flatnonzero(bad))] = True
         return arr
 
-    def _build(self, c: int) -> pa.Array:
-        col = self.prog.cols[c]
-        valid, val, lens = self.bufs.column(c)
+    def _column(self, c: int, col: JColumn, valid, val, lens, nulls: int) -> pa.Array:
         m = len(val)
-        nulls = m - int(np.count_nonzero(valid))
         k = col.kind
         if k == "struct":
-            kids = [self.build(x) for x in col.children]
-            if not kids:
-                bits = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-                return pa.Array.from_buffers(col.typ, m, [bits], null_count=nulls, children=[])
-            return pa.StructArray.from_arrays(kids, fields=list(col.typ),
-                                              mask=pa.array(~valid) if nulls else None)
-        if k in ("list", "map"):
-            self._offsets[c] = offs = collection_offsets(val[:m])  # the children read the offsets
-            return collection_array(k, offs, [self.build(x) for x in col.children], col.typ, valid, nulls)
-        if k == "null":
-            return pa.nulls(m, col.typ)
+            return struct_array(col.typ, [self.build(x) for x in col.children], valid, nulls)
         if col.node is not None and col.node.kind in ("timestamp", "date"):
             return self._temporal(c, col, val, lens)
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        bitmap = validity_bitmap(valid, nulls)
         if k == "bool":
             data = pa.py_buffer(np.packbits(val.astype(bool), bitorder="little"))
             return pa.Array.from_buffers(col.typ, m, [bitmap, data], null_count=nulls)
