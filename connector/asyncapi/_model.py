@@ -347,12 +347,25 @@ class AsyncApiDocument:
             return None
         return tuple(names)
 
-    def _channel2(self, name: str, node) -> None:
+    def _channel_node(self, name: str, node):
+        """(path, the channel object, the document it is in, the ``$ref`` chain to it, the
+        documents on that chain) of channel ``name``."""
         path = join_path("channels", name)
         ch, csrc, chain = self._follow(node, path)
         if not isinstance(ch, dict):
             raise AsyncApiDocumentError("channel must be an object", path=path)
-        via = tuple(self.resolver.source(k) for k, _ in chain)
+        return path, ch, csrc, chain, tuple(self.resolver.source(k) for k, _ in chain)
+
+    def _new_channel(self, name: str, address: str | None, ch: dict, csrc: Source, path: str,
+                     messages: dict[str, Message], kafka, pulsar) -> Channel:
+        """The channel of a channel object whose messages and bindings are read."""
+        description = ch.get("description")
+        return Channel(name, address, self._parameters(ch, path), messages,
+                       self._servers_of(ch, path, csrc is not self.resolver.main), kafka, pulsar, path,
+                       description if isinstance(description, str) else None)
+
+    def _channel2(self, name: str, node) -> None:
+        path, ch, csrc, _, via = self._channel_node(name, node)
         kafka, pulsar = self._channel_bindings(ch, path)
         messages: dict[str, Message] = {}
         for kind, action in (("publish", "receive"), ("subscribe", "send")):
@@ -393,16 +406,10 @@ class AsyncApiDocument:
             op_name = op_id or f"{name}.{kind}"
             self.operations[op_name] = Operation(op_name, action, name, tuple(keys),
                                                  self._operation_bindings(op, opath), opath, op_id)
-        self.channels[name] = Channel(name, name, self._parameters(ch, path), messages,
-                                      self._servers_of(ch, path, csrc is not self.resolver.main), kafka, pulsar, path,
-                                      ch.get("description") if isinstance(ch.get("description"), str) else None)
+        self.channels[name] = self._new_channel(name, name, ch, csrc, path, messages, kafka, pulsar)
 
     def _channel3(self, name: str, node) -> None:
-        path = join_path("channels", name)
-        ch, csrc, chain = self._follow(node, path)
-        if not isinstance(ch, dict):
-            raise AsyncApiDocumentError("channel must be an object", path=path)
-        via = tuple(self.resolver.source(k) for k, _ in chain)
+        path, ch, csrc, chain, via = self._channel_node(name, node)
         address = ch.get("address")
         if address is not None and not isinstance(address, str):
             raise AsyncApiDocumentError("address must be a string or null", path=join_path(path, "address"))
@@ -414,10 +421,7 @@ class AsyncApiDocument:
             own = ("", ("channels", name, "messages", key))
             messages[key] = with_locations(m, m.locations | {own} |
                                             {(loc[0], loc[1] + ("messages", key)) for loc in chain})
-        channel = Channel(name, address, self._parameters(ch, path), messages,
-                          self._servers_of(ch, path, csrc is not self.resolver.main), kafka, pulsar, path,
-                          ch.get("description") if isinstance(ch.get("description"), str) else None)
-        self.channels[name] = channel
+        self.channels[name] = self._new_channel(name, address, ch, csrc, path, messages, kafka, pulsar)
         self._channel_locs[("", ("channels", name))] = name
         for loc in chain:
             self._channel_locs[loc] = name
