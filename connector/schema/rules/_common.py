@@ -1,4 +1,5 @@
-"""What read and write rules share: settings, which rules run, failures and the dead-letter queue.
+"""What read and write rules share: settings, which rules run, failures, the dead-letter queue, and
+the key ring and confluent-kafka serdes of a scope.
 
 Which rules of a schema run, as confluent-kafka's ``BaseSerde`` decides: those of the phase
 (ENCODING, DOMAIN, MIGRATION) whose ``mode`` covers the direction, not ``disabled``, with the
@@ -27,6 +28,7 @@ from registry import RegistryConfig, Rule, Schema, Secret, subject_name
 from connector.errors import ConfigError
 from connector.formats import payload_format, refs_of
 from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
+from connector.schema.rules._keys import KeyRing, key_ring
 from connector.schema.rules._kms import KmsSettings
 
 __all__ = ["ContractSettings", "active_rules", "failure_action", "RowFailures", "replayed", "VECTORIZED_TYPES",
@@ -284,6 +286,18 @@ class RuleScope:
         record = None if self.strategy in ("TopicNameStrategy", "SimpleTopicNameStrategy") else \
             payload_format(self.fmt).record_name(schema.text, refs_of(schema), self.message)
         return subject_name(self.strategy, topic, record, self.is_key)
+
+    @property
+    def ring(self) -> KeyRing:
+        """The process's key ring (KEKs and DEKs) of this scope's registry and KMS settings."""
+        return key_ring(self.registry, self.settings.kms)
+
+    def record_serde(self, reader_conf: dict[str, Any]):
+        """confluent-kafka's serdes for this scope (the per-record path; built once per process
+        by the caller): its registry, KMS settings and key/value side."""
+        from connector.schema.rules._confluent import RecordSerde
+
+        return RecordSerde(self.registry, self.settings.kms.as_dict(), self.is_key, reader_conf)
 
 
 def record_form(fmt: str, schema: Schema, message: str | None):

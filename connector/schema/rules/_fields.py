@@ -1,7 +1,8 @@
 """Which fields a field rule touches, and where they are in the decoded Arrow value.
 
 A field rule (``ENCRYPT``, ``CEL_FIELD``) runs on every primitive field whose tags meet the
-rule's ``tags`` (every field when the rule has none). A field's tags are its inline tags
+rule's ``tags`` (every field when the rule has none): :func:`encrypt_rule_columns` and
+:func:`field_rule_columns` are the one walk each rule type's read and write steps use. A field's tags are its inline tags
 plus the schema metadata's ``tags``, whose keys are wildcard patterns over the field's full
 name. The leaves, their full names and inline tags come from the schema's format
 (``PayloadFormat.tagged_leaves``: each format walks its own schema, as in confluent-kafka's
@@ -18,12 +19,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from connector.formats import payload_format, refs_of
 from connector.formats.core import BYTES, PRIMITIVE, STRING, Leaf
 from connector.schema.rules._cel import NotVectorizable
 
-__all__ = ["Leaf", "leaves_of", "field_rule_columns", "wildcard_match", "get_leaf", "replace_leaf", "STRING", "BYTES"]
+__all__ = ["Leaf", "leaves_of", "field_rule_columns", "encrypt_rule_columns", "EncryptField", "message_types",
+           "wildcard_match", "get_leaf", "replace_leaf", "STRING", "BYTES"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -84,6 +87,12 @@ def _leaves_cached(schema: Any, fmt: str, message: str | None) -> tuple[Leaf, ..
     walk = payload_format(fmt).tagged_leaves(schema.text, refs_of(schema), message)
     return tuple(dataclasses.replace(leaf, tags=frozenset(leaf.tags | _metadata_tags(schema, leaf.full_name)))
                  for leaf in walk)
+
+
+def message_types(schema: Any, fmt: str, message: str | None) -> dict[tuple[str, ...], str]:
+    """The type of each field of a record outside arrays and maps, keyed by its CEL path
+    (``("message", *leaf.path)``): what a CEL expression over ``message`` is compiled against."""
+    return {("message",) + leaf.path: leaf.type for leaf in leaves_of(schema, fmt, message) if not leaf.nested}
 
 
 # -- Arrow paths -------------------------------------------------------------------------------------
@@ -162,3 +171,53 @@ def field_rule_columns(values: pa.Array, schema: Any, fmt: str, message: str | N
         got = get_leaf(values, leaf.path)
         if got is not None:
             yield leaf, got[0]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EncryptField:
+    """A field an ``ENCRYPT`` rule selects, as it is in the decoded values.
+
+    Attributes
+    ----------
+    leaf : Leaf
+    col : pyarrow.Array
+        Its values (one per item when it is inside arrays or maps).
+    owner : numpy.ndarray
+        The row of the values each item of ``col`` belongs to.
+    present : numpy.ndarray of bool
+        The items that hold a value in a row the rule runs on (the ``live`` rows).
+    """
+
+    leaf: Leaf
+    col: pa.Array
+    owner: np.ndarray
+    present: np.ndarray
+
+    @property
+    def encryptable(self) -> bool:
+        """A string or bytes field with string or binary values: what confluent-kafka's field
+        encryption handles (it fails a write of any other value, and leaves it alone on read)."""
+        return self.leaf.type in (STRING, BYTES) and (pa.types.is_string(self.col.type)
+                                                        or pa.types.is_binary(self.col.type))
+
+    @property
+    def text(self) -> bool:
+        """Its values are strings (encrypted as their UTF-8 bytes, decrypted back to strings)."""
+        return pa.types.is_string(self.col.type)
+
+
+def encrypt_rule_columns(values: pa.Array, schema: Any, fmt: str, message: str | None, tags,
+                         live: np.ndarray) -> Iterator[EncryptField]:
+    """The fields an ``ENCRYPT`` rule with ``tags`` selects that are in ``values`` (fields absent
+    from the values skipped), each with the items that hold a value in a ``live`` row. Fields
+    that are not :attr:`EncryptField.encryptable` are yielded too: the write fails their rows,
+    the read leaves them alone."""
+    for leaf in leaves_of(schema, fmt, message):
+        if not leaf.selected_by(tags):
+            continue
+        got = get_leaf(values, leaf.path)
+        if got is None:
+            continue
+        col, owner = got
+        present = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool) & live[owner]
+        yield EncryptField(leaf, col, owner, present)

@@ -34,11 +34,10 @@ from wireformat import ErrorCode, Framing, encode_frame, encode_protobuf_indexes
 from connector.errors import ConfigError
 from connector.formats import DecodeResult
 from connector.formats.core import ProcessCache
-from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
+from connector.schema.rules._cel import NotVectorizable
 from connector.schema.rules._common import (
     per_record_reason,
     put_rows,
-    true_rows,
     RowFailures,
     active_rules,
     failure_action,
@@ -48,15 +47,9 @@ from connector.schema.rules._common import (
     RuleScope,
 )
 from connector.schema.rules._crypto import decrypt_column
-from connector.schema.rules._fields import (
-    BYTES,
-    STRING,
-    field_rule_columns,
-    get_leaf,
-    leaves_of,
-    replace_leaf,
-)
-from connector.schema.rules._keys import EncryptParams, key_ring
+from connector.schema.rules._domain import cel_condition, cel_field
+from connector.schema.rules._fields import encrypt_rule_columns, get_leaf, replace_leaf
+from connector.schema.rules._keys import EncryptParams
 
 __all__ = ["ReadRules"]
 
@@ -203,10 +196,6 @@ class _State:
         self.serde: Any = None
         self.forms: dict[Any, Any] = {}
 
-    @property
-    def ring(self):
-        return key_ring(self.rules.registry, self.rules.settings.kms)
-
     # A batch whose rows all carry one integer schema id of one framing, already seen without rules
     # for every subject it came with, skips the grouping (a min/max over the ids, no sort).
     _ruleless: set
@@ -314,17 +303,11 @@ class _State:
             todo = ~skip & ~bad
             if not todo.any():
                 continue
-            sub = payloads.filter(pa.array(todo))
-            out, errs = decrypt_column(sub, functools.partial(self.ring.reader, params, g.subject),
-                                       rotated=params.rotated, text=False)
-            idx = np.flatnonzero(todo)
-            failed = ~_none(errs)
-            if failed.any():
-                fails.fail(g.rows[idx[failed]], rule, list(errs[failed]), g.subject)
-                out = pc.if_else(pa.array(failed), sub, out)   # NONE keeps the ciphertext
+            payloads, failed, errs = self._decrypt(payloads, todo, params, g.subject, text=False)
+            if len(failed):
+                fails.fail(g.rows[failed], rule, list(errs), g.subject)
                 if failure_action(rule, "READ") != "NONE":
-                    bad[idx[failed]] = True
-            payloads = put_rows(payloads, idx, out)
+                    bad[failed] = True
         return payloads, bad
 
     def domain(self, g: _Group, values: pa.Array, rows: np.ndarray, fails: RowFailures, headers) -> pa.Array:
@@ -343,100 +326,49 @@ class _State:
             if not live.any():
                 continue
             if rule.type == "ENCRYPT":
-                params = EncryptParams.of(rule, target)
-                for leaf in leaves_of(target, fmt, message):
-                    if not leaf.selected_by(rule.tags) or leaf.type not in (STRING, BYTES):
-                        continue
-                    got = get_leaf(values, leaf.path)
-                    if got is None:
-                        continue
-                    col, owner = got
-                    if not pa.types.is_string(col.type) and not pa.types.is_binary(col.type):
-                        continue
-                    use = live[owner] & ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
-                    if not use.any():
-                        continue
-                    sub = col.filter(pa.array(use))
-                    out, errs = decrypt_column(sub, functools.partial(self.ring.reader, params, g.subject),
-                                               rotated=params.rotated, text=pa.types.is_string(col.type))
-                    idx = np.flatnonzero(use)
-                    failed = ~_none(errs)
-                    if failed.any():
-                        fails.fail(np.unique(rows[owner[idx[failed]]]), rule,
-                                   f"field {leaf.full_name}: {errs[failed][0]}", g.subject)
-                        out = pc.if_else(pa.array(failed), sub, out)
-                    values = replace_leaf(values, leaf.path, put_rows(col, idx, out))
-            else:
-                try:
-                    if rule.type == "CEL":
-                        values = self._cel(rule, values, rows, live, fails, target, g.subject)
-                    else:
-                        values = self._cel_field(rule, values, rows, live, fails, target, g.subject)
-                except NotVectorizable as e:
-                    raise NotVectorizable(f"{rule.type} rule {rule.name!r}: {e}") from e
-        return values
-
-    def _leaf_types(self, target) -> dict[tuple, str]:
-        return {("message",) + leaf.path: leaf.type for leaf in leaves_of(target, self.rules.fmt, self.rules.message)
-                if not leaf.nested}
-
-    def _cel(self, rule, values, rows, live, fails, target, subject) -> pa.Array:
-        guard, body = split_guard(rule.expr or "")
-        sub = values.filter(pa.array(live)) if not live.all() else values
-        types = self._leaf_types(target)
-        ok = np.ones(len(sub), bool)
-        if guard is not None:
-            ok = true_rows(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
-        res = true_rows(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
-        failed = ok & ~res
-        if failed.any():
-            idx = np.flatnonzero(live)[failed]
-            fails.fail(rows[idx], rule, rule.doc or f"Rule expr failed: {rule.expr}", subject)
-        return values
-
-    def _cel_field(self, rule, values, rows, live, fails, target, subject) -> pa.Array:
-        guard, body = split_guard(rule.expr or "")
-        for leaf, col in field_rule_columns(values, target, self.rules.fmt, self.rules.message, rule.tags):
-            env: dict[str, Any] = {"value": col, "name": leaf.name, "fullName": leaf.full_name,
-                                   "typeName": leaf.type}
-            if len(leaf.path) == 1:
-                env["message"] = values
-            types = {("value",): leaf.type, **{k: v for k, v in self._leaf_types(target).items()}}
-            sub_env = {k: (v.filter(pa.array(live)) if isinstance(v, pa.Array) else v) for k, v in env.items()}
-            m = int(live.sum())
-            if guard is not None:
-                g = compile_cel(guard).evaluate(sub_env, types)
-                gmask = true_rows(g, m)
-            else:
-                gmask = np.ones(m, bool)
-            if not gmask.any():
+                values = self._decrypt_fields(rule, values, rows, live, fails, target, g.subject)
                 continue
-            result = compile_cel(body).evaluate(sub_env, types)
-            if not isinstance(result, pa.Array):
-                result = pa.array([result] * m)
-            idx = np.flatnonzero(live)
-            if rule.kind == "CONDITION":
-                failed = gmask & ~true_rows(result, m)
-                if failed.any():
-                    fails.fail(rows[idx[failed]], rule, rule.doc or f"Rule expr failed: {rule.expr}", subject)
-                continue
-            if not isinstance(result, pa.Array) or not result.type.equals(col.type):
-                if isinstance(result, pa.Array) and pa.types.is_integer(result.type) and pa.types.is_integer(col.type):
-                    result = result.cast(col.type)
+            fail = functools.partial(_fail_rows, fails, rule, rows, g.subject)
+            try:
+                if rule.type == "CEL":
+                    cel_condition(rule, values, live, target, fmt, message, fail)
                 else:
-                    raise NotVectorizable("a field transform whose result is not of the field's type")
-            new_sub = pc.if_else(pa.array(gmask), result, col.filter(pa.array(live)))
-            values = replace_leaf(values, leaf.path, put_rows(col, idx, new_sub))
+                    values = cel_field(rule, values, live, target, fmt, message, fail)
+            except NotVectorizable as e:
+                raise NotVectorizable(f"{rule.type} rule {rule.name!r}: {e}") from e
         return values
+
+    def _decrypt_fields(self, rule, values, rows, live, fails, target, subject) -> pa.Array:
+        """Decrypt the string/bytes fields an ENCRYPT rule selects; others are left alone, as
+        confluent-kafka's field decryption leaves them."""
+        params = EncryptParams.of(rule, target)
+        for f in encrypt_rule_columns(values, target, self.rules.fmt, self.rules.message, rule.tags, live):
+            if not f.encryptable or not f.present.any():
+                continue
+            col, failed, errs = self._decrypt(f.col, f.present, params, subject, text=f.text)
+            if len(failed):
+                fails.fail(np.unique(rows[f.owner[failed]]), rule, f"field {f.leaf.full_name}: {errs[0]}", subject)
+            values = replace_leaf(values, f.leaf.path, col)
+        return values
+
+    def _decrypt(self, col: pa.Array, use: np.ndarray, params, subject: str, *,
+                 text: bool) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """``col`` with its items at ``use`` decrypted (those that fail keep their ciphertext: what
+        onFailure NONE reads), the positions that failed and their errors."""
+        sub = col.filter(pa.array(use))
+        out, errs = decrypt_column(sub, functools.partial(self.rules.ring.reader, params, subject),
+                                   rotated=params.rotated, text=text)
+        idx = np.flatnonzero(use)
+        failed = ~_none(errs)
+        if failed.any():
+            out = pc.if_else(pa.array(failed), sub, out)
+        return put_rows(col, idx, out), idx[failed], errs[failed]
 
     # -- the per-record path -----------------------------------------------------------------------------
     def _serde(self):
         if self.serde is None:
-            from connector.schema.rules._confluent import RecordSerde
-
-            r = self.rules
-            conf = {k: dict(v) if k == "use.latest.with.metadata" else v for k, v in r.reader_conf}
-            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.is_key, conf)
+            conf = {k: dict(v) if k == "use.latest.with.metadata" else v for k, v in self.rules.reader_conf}
+            self.serde = self.rules.record_serde(conf)
         return self.serde
 
     def _form(self, schema: Schema):
@@ -506,8 +438,9 @@ def _none(arr: np.ndarray) -> np.ndarray:
     return np.equal(arr, np.array(None, object)).astype(bool)
 
 
-
-
+def _fail_rows(fails: RowFailures, rule, rows: np.ndarray, subject: str, idx: np.ndarray, text: str) -> None:
+    """A domain step's failed values (positions ``idx`` among the group's ``rows``) as row failures."""
+    fails.fail(rows[idx], rule, text, subject)
 
 
 def _scatter(values: pa.Array, parts: list[tuple[np.ndarray, pa.Array]]) -> pa.Array:

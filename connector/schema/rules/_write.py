@@ -30,7 +30,7 @@ from wireformat import Framing, parse_frames
 
 from connector.formats import EncodeResult, payload_format
 from connector.formats.core import ProcessCache
-from connector.schema.rules._cel import NotVectorizable, compile_cel, split_guard
+from connector.schema.rules._cel import NotVectorizable
 from connector.schema.rules._common import (
     per_record_reason,
     RowFailures,
@@ -39,18 +39,11 @@ from connector.schema.rules._common import (
     record_form,
     send_to_dlq,
     RuleScope,
-    true_rows,
 )
 from connector.schema.rules._crypto import encrypt_column
-from connector.schema.rules._fields import (
-    BYTES,
-    STRING,
-    field_rule_columns,
-    get_leaf,
-    leaves_of,
-    replace_leaf,
-)
-from connector.schema.rules._keys import EncryptParams, key_ring
+from connector.schema.rules._domain import cel_condition, cel_field
+from connector.schema.rules._fields import BYTES, STRING, encrypt_rule_columns, leaves_of, replace_leaf
+from connector.schema.rules._keys import EncryptParams
 
 __all__ = ["WriteRules", "WriteOutcome"]
 
@@ -128,10 +121,6 @@ class _State:
         self.serde: Any = None
         self.form: Any = None
 
-    @property
-    def ring(self):
-        return key_ring(self.rules.registry, self.rules.settings.kms)
-
     # -- vectorized -----------------------------------------------------------------------------------
     def vectorized(self, values, encoder, column, subjects, fails) -> EncodeResult:
         from connector.formats.core import ValueFitError
@@ -150,10 +139,12 @@ class _State:
                 continue
             if rule.type == "ENCRYPT":
                 values = self._encrypt(rule, values, live, subjects, fails)
-            elif rule.type == "CEL":
-                self._cel(rule, values, live, fails, subjects)
+                continue
+            fail = functools.partial(_fail_rows, fails, rule, subjects)
+            if rule.type == "CEL":
+                cel_condition(rule, values, live, target, fmt, message, fail)
             else:
-                values = self._cel_field(rule, values, live, fails, target, fmt, message, subjects)
+                values = cel_field(rule, values, live, target, fmt, message, fail)
         res = encoder.encode(values, column)
         if not self.encoding:
             return res
@@ -173,7 +164,7 @@ class _State:
         for subject in sorted(set(subs.tolist())):
             pick = idx[subs == subject]
             try:
-                version, aead = self.ring.writer(params, subject)
+                version, aead = self.rules.ring.writer(params, subject)
             except Exception as e:  # noqa: BLE001 - a key that cannot be had fails its rows, named
                 rows_failed = np.unique(owner[pick] if owner is not None else pick)
                 fails.fail(rows_failed, rule, f"{what}: {type(e).__name__}: {e}", subject)
@@ -184,71 +175,20 @@ class _State:
         return out
 
     def _encrypt(self, rule, values, live, subjects, fails):
+        """Encrypt the fields an ENCRYPT rule selects; a selected field of another type fails the
+        rows that hold a value there, as confluent-kafka's field encryption does."""
         target = self.rules.target
         params = EncryptParams.of(rule, target)
-        for leaf in leaves_of(target, self.rules.fmt, self.rules.message):
-            if not leaf.selected_by(rule.tags):
-                continue
-            got = get_leaf(values, leaf.path)
-            if got is None:
-                continue
-            col, owner = got
-            present = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool) & live[owner]
-            if leaf.type not in (STRING, BYTES) or not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)):
-                if present.any():
-                    bad = np.unique(owner[present])
-                    fails.fail(bad, rule, f"field {leaf.full_name}: type {leaf.type} not supported for encryption",
+        for f in encrypt_rule_columns(values, target, self.rules.fmt, self.rules.message, rule.tags, live):
+            if not f.encryptable:
+                if f.present.any():
+                    bad = np.unique(f.owner[f.present])
+                    fails.fail(bad, rule, f"field {f.leaf.full_name}: type {f.leaf.type} not supported for encryption",
                                [subjects[i] for i in bad])
                 continue
-            new = self._encrypt_col(col, present, rule, params, subjects, fails,
-                                    text=pa.types.is_string(col.type), what=f"field {leaf.full_name}", owner=owner)
-            values = replace_leaf(values, leaf.path, new)
-        return values
-
-    def _cel(self, rule, values, live, fails, subjects) -> None:
-        guard, body = split_guard(rule.expr or "")
-        sub = values.filter(pa.array(live))
-        types = self._leaf_types()
-        ok = np.ones(len(sub), bool) if guard is None else true_rows(compile_cel(guard).evaluate({"message": sub}, types), len(sub))
-        res = true_rows(compile_cel(body).evaluate({"message": sub}, types), len(sub)) if ok.any() else ok
-        failed = ok & ~res
-        if failed.any():
-            bad = np.flatnonzero(live)[failed]
-            fails.fail(bad, rule, rule.doc or f"Rule expr failed: {rule.expr}", [subjects[i] for i in bad])
-
-    def _leaf_types(self) -> dict[tuple, str]:
-        return {("message",) + leaf.path: leaf.type
-                for leaf in leaves_of(self.rules.target, self.rules.fmt, self.rules.message) if not leaf.nested}
-
-    def _cel_field(self, rule, values, live, fails, target, fmt, message, subjects):
-        guard, body = split_guard(rule.expr or "")
-        m = int(live.sum())
-        idx = np.flatnonzero(live)
-        for leaf, col in field_rule_columns(values, target, fmt, message, rule.tags):
-            env: dict[str, Any] = {"value": col.filter(pa.array(live)), "name": leaf.name,
-                                   "fullName": leaf.full_name, "typeName": leaf.type}
-            if len(leaf.path) == 1:
-                env["message"] = values.filter(pa.array(live))
-            types = {("value",): leaf.type, **self._leaf_types()}
-            gmask = np.ones(m, bool) if guard is None else true_rows(compile_cel(guard).evaluate(env, types), m)
-            if not gmask.any():
-                continue
-            result = compile_cel(body).evaluate(env, types)
-            if not isinstance(result, pa.Array):
-                result = pa.array([result] * m)
-            if rule.kind == "CONDITION":
-                failed = gmask & ~true_rows(result, m)
-                if failed.any():
-                    fails.fail(idx[failed], rule, rule.doc or f"Rule expr failed: {rule.expr}",
-                               [subjects[i] for i in idx[failed]])
-                continue
-            if not result.type.equals(col.type):
-                if pa.types.is_integer(result.type) and pa.types.is_integer(col.type):
-                    result = result.cast(col.type)
-                else:
-                    raise NotVectorizable("a field transform whose result is not of the field's type")
-            new_sub = pc.if_else(pa.array(gmask), result, env["value"])
-            values = replace_leaf(values, leaf.path, put_rows(col, idx, new_sub))
+            new = self._encrypt_col(f.col, f.present, rule, params, subjects, fails,
+                                    text=f.text, what=f"field {f.leaf.full_name}", owner=f.owner)
+            values = replace_leaf(values, f.leaf.path, new)
         return values
 
     # -- per record -----------------------------------------------------------------------------------
@@ -259,11 +199,9 @@ class _State:
         return self.form
 
     def per_record_encode(self, values, encoder, column, subjects, topics, fails) -> EncodeResult:
-        from connector.schema.rules._confluent import RecordSerde
-
         r = self.rules
         if self.serde is None:
-            self.serde = RecordSerde(r.registry, r.settings.kms.as_dict(), r.is_key, {})
+            self.serde = r.record_serde({})
         res = encoder.encode(values, column)
         plain = res.payloads.to_pylist()
         form = self._form()
@@ -319,6 +257,11 @@ def _redacted(typ: str, value: Any) -> Any:
     if typ == BYTES and isinstance(value, (bytes, bytearray)):
         return b"<REDACTED>"
     return value
+
+
+def _fail_rows(fails: RowFailures, rule, subjects: list[str], rows: np.ndarray, text: str) -> None:
+    """A domain step's failed ``rows`` as row failures, each under its record's subject."""
+    fails.fail(rows, rule, text, [subjects[i] for i in rows])
 
 
 def _keys(keys, n: int) -> list | None:

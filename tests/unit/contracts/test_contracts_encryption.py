@@ -194,3 +194,72 @@ def test_metadata_tags_select_fields_too(server):
     assert theirs[0]["name"] != "ann" and theirs[0]["ssn"] == "123-45-6789"   # name encrypted, ssn not
     res, _ = read(server.url, values, request=SchemaRequest(subject="t-value", contract=settings()))
     assert res.values.to_pylist() == rows
+
+
+# A field an ENCRYPT rule selects that is no string or bytes field: confluent-kafka's field
+# encryption fails a write of a value there ("type ... not supported for encryption") and leaves
+# the field alone on read.
+SCORED = {"type": "record", "name": "Scored", "namespace": "ex", "fields": [
+    {"name": "name", "type": "string"},
+    {"name": "ssn", "type": "string", "confluent:tags": ["PII"]},
+    {"name": "score", "type": ["null", "int"], "confluent:tags": ["PII", "NUM"]}]}
+SCORED_ROWS = [{"name": "ann", "ssn": "123-45-6789", "score": 7}, {"name": "bob", "ssn": "987-65-4321", "score": None},
+               {"name": "cy", "ssn": "555", "score": 0}]
+
+
+def _register_scored(srv, rule) -> int:
+    import json
+
+    from confluent_kafka.schema_registry import Schema as CSchema
+    from confluent_kafka.schema_registry.schema_registry_client import RuleSet
+
+    return confluent_client(srv.url).register_schema(
+        "t-value", CSchema(json.dumps(SCORED), "AVRO", [], None, RuleSet(None, [rule], None)))
+
+
+def test_write_fails_the_rows_with_a_value_in_a_selected_non_string_field(server):
+    import json
+
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import SerializationError
+
+    from tests.unit.contracts.contract_helpers import RULE_CONF, rule_registry
+
+    _register_scored(server, encrypt_rule(on_failure="ERROR"))
+    out, _ = write(server.url, SCORED_ROWS,
+                   request=SchemaRequest(registration=Registration.LATEST, subject="t-value", contract=settings()))
+    errors = out.errors.to_pylist()
+    assert errors[1] is None
+    for e in (errors[0], errors[2]):   # 0 is a value too: only a null is no value
+        assert e and "encryptPII" in e and "field ex.Scored.score: type INT not supported for encryption" in e, e
+    # as confluent-kafka's serializer: the rows with a score fail, the other is written encrypted
+    ser = AvroSerializer(confluent_client(server.url), json.dumps(SCORED), rule_conf=RULE_CONF,
+                         rule_registry=rule_registry(), conf={"auto.register.schemas": False, "use.latest.version": True})
+    with pytest.raises(SerializationError):   # (its message is empty)
+        ser(SCORED_ROWS[0], ctx("t"))
+    written = out.values.to_pylist()[1]
+    assert b"987-65-4321" not in written
+    assert Fmt("avro").deserializer(confluent_client(server.url))(written, ctx("t")) == SCORED_ROWS[1]
+
+
+def test_read_leaves_a_selected_non_string_field_alone(server):
+    """Records whose ``score`` (int, selected by the rule's tag) holds plain values read back as
+    they are, without row errors even with onFailure ERROR, as confluent-kafka's deserializer reads them."""
+    import io
+    import json
+
+    import fastavro
+
+    schema_id = _register_scored(server, encrypt_rule(tags=("NUM",), on_failure="ERROR"))
+    parsed = fastavro.parse_schema(json.loads(json.dumps(SCORED)))
+    values = []
+    for row in SCORED_ROWS:
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, row)
+        values.append(b"\x00" + schema_id.to_bytes(4, "big") + buf.getvalue())
+    theirs = [Fmt("avro").deserializer(confluent_client(server.url))(v, ctx("t")) for v in values]
+    assert theirs == SCORED_ROWS
+    res, reading = read(server.url, values, request=SchemaRequest(subject="t-value", contract=settings()))
+    assert reading.rules is not None
+    assert res.errors.to_pylist() == [None] * len(values)
+    assert res.values.to_pylist() == SCORED_ROWS
