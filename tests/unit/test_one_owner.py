@@ -54,3 +54,26 @@ def test_owned_kafka_settings_and_offset_precedence_have_one_owner():
     assert "OWNED_KAFKA_SETTINGS" not in parse and "OWNED_PRODUCER_SETTINGS" not in parse
     offsets = (ROOT / "connector/kafka/_offsets.py").read_text(encoding="utf-8")
     assert '"offsetsbytimestamp"' not in offsets and "_PRECEDENCE" in parse
+
+
+def test_payload_format_facts_and_the_text_rule_have_one_owner():
+    """A format names its facts as class keywords of ``formats.core.PayloadFormat``, which holds
+    their defaults and the "binary payloads need a schema's text" rule of ``reader``/``encoder``;
+    formats implement the hooks (``_reader``, ``_encoder``) and bind no fact in their bodies."""
+    facts = {"name", "title", "registry_type", "indexed_messages", "binary_payloads"}
+    owner = "connector/formats/core/_format.py"
+    formats = []
+    for path in PRODUCT:
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if rel != owner:
+            assert "has no text" not in text, f"{rel} checks a schema's text itself (PayloadFormat.reader owns it)"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(b) == "PayloadFormat" for b in node.bases):
+                formats.append(node.name)
+                bound = {t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+                defined = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                assert not bound & facts, f"{rel} {node.name} binds {bound & facts} (class keywords instead)"
+                assert not defined & {"reader", "encoder"}, f"{rel} {node.name} overrides the base's template"
+    assert sorted(formats) == ["AvroFormat", "JsonSchemaFormat", "ProtobufFormat"]

@@ -19,7 +19,7 @@ from connector.formats.avro._schema import Node, arrow_type_of, parse_avro
 from connector.formats.core import (
     DecodeOptions,
     EncodeOptions,
-    canonical_text,
+    PayloadFormat,
     document_json,
     fault_text,
     refs_of,
@@ -98,19 +98,10 @@ class AvroEncoderModel:
         return encode_avro(self.node, values, fast, prefix)
 
 
-class AvroFormat:
+class AvroFormat(PayloadFormat, name="avro", title="Avro", registry_type=SchemaType.AVRO):
     """Avro (``schemaFormat`` ``application/vnd.apache.avro*``, registry type ``AVRO``)."""
 
-    name = "avro"
-    title = "Avro"
-    registry_type = SchemaType.AVRO
-    indexed_messages = False
-    #: a payload is bytes only its own schema can read: a schema cannot judge whether it fits
-    binary_payloads = True
-
-    def reader(self, text, refs, message, options):
-        if not text:
-            raise SchemaMappingError("the avro reader schema has no text")
+    def _reader(self, text, refs, message, options):
         return AvroReader(text, refs, options)
 
     def writer_name(self, text, refs, path, options):
@@ -128,13 +119,8 @@ class AvroFormat:
         name, ns = doc["name"], doc.get("namespace")
         return f"{ns}.{name}" if "." not in name and isinstance(ns, str) and ns else name
 
-    def encoder(self, text, refs, message, options):
-        if not text:
-            raise SchemaMappingError("the avro schema has no text to encode with")
+    def _encoder(self, text, refs, message, options):
         return AvroEncoderModel(text, refs, options)
-
-    def canonical(self, text: str) -> str:
-        return canonical_text(text)
 
     def accepts_media_type(self, media: str) -> bool:
         return media.startswith("application/vnd.apache.avro")  # +json, +yaml

@@ -35,7 +35,6 @@ from connector.formats.core._format import (
     PayloadFormat,
     ReaderModel,
     Samples,
-    canonical_text,
     document_json,
     refs_of,
     refs_texts,
@@ -67,7 +66,7 @@ __all__ = [
     "Mode", "EnumRepr", "EvolutionMode", "OptionEnum", "DecodeOptions", "DecodeResult", "EncodeOptions",
     "EncodeResult", "EncodeError", "SchemaEvolutionError", "ValueFitError", "RESCUED_COLUMN", "note_fallback",
     # the format contract and the per-process cache
-    "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "canonical_text", "ProcessCache", "SchemaBound",
+    "PayloadFormat", "ReaderModel", "EncoderModel", "refs_of", "refs_texts", "ProcessCache", "SchemaBound",
     # what documents, data-contract rules and the sandbox ask of a format
     "document_json", "Leaf", "STRING", "BYTES", "PRIMITIVE", "MAX_WALK_DEPTH", "transform_plain", "plain_json", "Samples", "SAMPLE_BASE_TIME", "SAMPLE_MAX_DEPTH",
     # decoding: Arrow helpers, row errors, schema evolution

@@ -17,7 +17,7 @@ import pyarrow as pa
 from registry import SchemaType
 
 from connector.errors import SchemaMappingError
-from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, document_json, prepend
+from connector.formats.core import DecodeOptions, EncodeOptions, PayloadFormat, document_json, prepend
 from connector.formats.json_schema._schema import parse_json_schema, schema_document
 
 __all__ = ["JSON_SCHEMA", "JsonSchemaFormat", "json_title"]
@@ -64,18 +64,13 @@ class JsonSchemaEncoderModel:
         return prepend(out, prefix), errors
 
 
-class JsonSchemaFormat:
+class JsonSchemaFormat(PayloadFormat, name="json", title="JSON Schema", registry_type=SchemaType.JSON,
+                       binary_payloads=False):
     """JSON Schema (``schemaFormat`` ``application/schema+json*``, registry type ``JSON``).
 
     A reader without text reads any JSON document as JSON text."""
 
-    name = "json"
-    title = "JSON Schema"
-    registry_type = SchemaType.JSON
-    indexed_messages = False
-    binary_payloads = False
-
-    def reader(self, text, refs, message, options):
+    def _reader(self, text, refs, message, options):
         return JsonSchemaReader(text, refs, options)
 
     def writer_name(self, text, refs, path, options):
@@ -84,11 +79,8 @@ class JsonSchemaFormat:
     def record_name(self, text, refs, message):
         return json_title(text)
 
-    def encoder(self, text, refs, message, options):
+    def _encoder(self, text, refs, message, options):
         return JsonSchemaEncoderModel(text, refs, options)
-
-    def canonical(self, text: str) -> str:
-        return canonical_text(text)
 
     def accepts_media_type(self, media: str) -> bool:
         """JSON Schema, AsyncAPI's own Schema Object (a superset) and OpenAPI's; also a payload

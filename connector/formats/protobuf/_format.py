@@ -10,7 +10,7 @@ import pyarrow as pa
 from registry import SchemaType
 
 from connector.errors import SchemaMappingError
-from connector.formats.core import DecodeOptions, EncodeOptions, canonical_text, refs_of
+from connector.formats.core import DecodeOptions, EncodeOptions, PayloadFormat, refs_of
 from connector.formats.protobuf._source import top_level_messages
 
 # google.protobuf, ptars and the compiler load with the first Protobuf schema, not with the
@@ -56,19 +56,11 @@ class ProtobufEncoderModel:
         return self.proto.encode(values, fast, prefix)
 
 
-class ProtobufFormat:
+class ProtobufFormat(PayloadFormat, name="protobuf", title="Protobuf", registry_type=SchemaType.PROTOBUF,
+                     indexed_messages=True):
     """Protobuf (``schemaFormat`` ``application/vnd.google.protobuf*``, registry type ``PROTOBUF``)."""
 
-    name = "protobuf"
-    title = "Protobuf"
-    registry_type = SchemaType.PROTOBUF
-    indexed_messages = True
-    #: a payload is bytes only its own schema can read: a schema cannot judge whether it fits
-    binary_payloads = True
-
-    def reader(self, text, refs, message, options):
-        if not text:
-            raise SchemaMappingError("the protobuf reader schema has no text")
+    def _reader(self, text, refs, message, options):
         return ProtobufReader(text, refs, message, options)
 
     def writer_name(self, text, refs, path, options):
@@ -86,13 +78,8 @@ class ProtobufFormat:
             return names[0] if names else None
         return compiled.find(message).full_name
 
-    def encoder(self, text, refs, message, options):
-        if not text:
-            raise SchemaMappingError("the protobuf schema has no text to encode with")
+    def _encoder(self, text, refs, message, options):
         return ProtobufEncoderModel(text, refs, message, options)
-
-    def canonical(self, text: str) -> str:
-        return canonical_text(text)
 
     def accepts_media_type(self, media: str) -> bool:
         return media in ("application/vnd.google.protobuf", "application/x-protobuf", "application/protobuf")
