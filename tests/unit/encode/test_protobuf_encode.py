@@ -269,22 +269,28 @@ def test_sliced_batches_and_framing_prefix(rows, start):
                                                                       for p in whole]
 
 
+def _encode_from_one_byte(monkeypatch, fast, arr):
+    """``fast``'s kernel encoding ``arr`` into an output buffer that starts at one byte:
+    (payloads, errors, the sizes each growth asked for)."""
+    from connector.formats.protobuf import _encode_program as E
+
+    grows: list = []
+    new, grown = E.Out.new, E._grown
+    monkeypatch.setattr(E.Out, "new", staticmethod(lambda n, nbytes, depth, n_oneof: new(n, 1, depth, n_oneof)))
+    monkeypatch.setattr(E, "_grown", lambda out, pos, need: grows.append(need) or grown(out, pos, need))
+    got, errors = fast._state().proto.program.encode(arr)
+    return got, errors, grows
+
+
 def test_output_buffer_growth_redoes_the_row(monkeypatch):
     """Starting from a one-byte output buffer, the kernel stops at each row that does not fit,
     the caller grows the buffer (keeping what is written) and the row is redone: the same bytes."""
-    from connector.formats.protobuf import _encode_program as E
-
     spec, fast, ref, cls = _setup(PROTO3, "t.All")
     base = {f.name: None for f in fast.arrow_type}
     rows = [dict(base, str="x" * k, rsub=[{"s": "y" * k, "zs": list(range(k))}] * 3, ri=list(range(k)))
             for k in range(0, 300, 7)]
     arr = pa.array(rows, fast.arrow_type)
-    prog = fast._state().proto.program
-    grows = []
-    new, grown = E.Out.new, E._grown
-    monkeypatch.setattr(E.Out, "new", staticmethod(lambda n, nbytes, depth, n_oneof: new(n, 1, depth, n_oneof)))
-    monkeypatch.setattr(E, "_grown", lambda out, pos, need: grows.append(need) or grown(out, pos, need))
-    got, errors = prog.encode(arr)
+    got, errors, grows = _encode_from_one_byte(monkeypatch, fast, arr)
     assert errors is None and len(grows) > 3
     assert got.to_pylist() == ref.encode(arr).payloads.to_pylist()
 
@@ -293,19 +299,12 @@ def test_oneofs_stay_apart_across_buffer_growth(monkeypatch):
     """A oneof remembers which message instance set it; the instance ids go on counting across
     the kernel's calls (after each growth), so a redone row never looks like the one before it
     (a reused id reads as a second member set: a false row error)."""
-    from connector.formats.protobuf import _encode_program as E
-
     spec, fast, ref, cls = _setup(PROTO3, "t.All")
     base = {f.name: None for f in fast.arrow_type}
     rows = [dict(base, str="x" * (k % 5 * 40), sub={"s": "s"} if k % 3 else None, a="o",
                  rsub=[{"s": "y"}] * (k % 4)) for k in range(120)]
     arr = pa.array(rows, fast.arrow_type)
-    prog = fast._state().proto.program
-    grows = []
-    new, grown = E.Out.new, E._grown
-    monkeypatch.setattr(E.Out, "new", staticmethod(lambda n, nbytes, depth, n_oneof: new(n, 1, depth, n_oneof)))
-    monkeypatch.setattr(E, "_grown", lambda out, pos, need: grows.append(need) or grown(out, pos, need))
-    got, errors = prog.encode(arr)
+    got, errors, grows = _encode_from_one_byte(monkeypatch, fast, arr)
     assert len(grows) > 3
     assert errors is None, [e for e in errors if e][:3]
     assert got.to_pylist() == ref.encode(arr).payloads.to_pylist()
